@@ -1,0 +1,40 @@
+// The catalog language (see eventfs(5)):
+//
+//   # comment, // comment, /* comment */
+//   STABLE_EVENT(<name>, <system>:<event> [| <system>:<event> ...] [, id=<n>],
+//       __field(<type>, <name>)         = <source> [| <source> ...]
+//       __array(<type>, <name>, <count>) = <source> [| <source> ...]
+//   )
+//
+// A source is a raw field name (common fields included) or a conversion of
+// one: task_state(<raw field>).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "catalog/catalog.h"
+
+namespace eventfs {
+
+struct CatalogError {
+  std::string file;
+  int line = 0;  // 0: the error is about the file as a whole
+  std::string message;
+  std::string str() const;  // "file:line: message"
+};
+
+// Parses `text` and appends its events to `into`. Duplicates are checked
+// against what `into` already holds. On error returns false and leaves `into`
+// as it was.
+bool parse_catalog(std::string_view text, const std::string& file, Catalog& into,
+                   CatalogError& err);
+
+// A catalog file, or a directory whose *.catalog files are read in name order.
+bool load_catalog(const std::string& path, Catalog& into, CatalogError& err);
+
+// The copy compiled into the binary.
+std::string_view builtin_catalog_text();
+inline constexpr const char* kBuiltinCatalogName = "<builtin>/default.catalog";
+
+}  // namespace eventfs

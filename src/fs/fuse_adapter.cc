@@ -1,0 +1,225 @@
+#include "fs/fuse_adapter.h"
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "fs/node_tree.h"
+
+namespace eventfs {
+namespace {
+
+// Nothing in the tree changes once the mount is up, so the kernel may keep
+// names and attributes for long.
+constexpr double kTimeout = 3600.0;
+
+NodeTree& tree_of(fuse_req_t req) { return *static_cast<NodeTree*>(fuse_req_userdata(req)); }
+
+// Runs `fn`; an exception becomes an errno reply, never crossing into C.
+template <typename Fn>
+void guarded(fuse_req_t req, Fn&& fn) {
+  try {
+    fn();
+  } catch (const std::bad_alloc&) {
+    fuse_reply_err(req, ENOMEM);
+  } catch (...) {
+    fuse_reply_err(req, EIO);
+  }
+}
+
+struct stat to_stat(const NodeAttr& a) {
+  struct stat st {};
+  st.st_ino = a.ino;
+  st.st_mode = a.mode;
+  st.st_nlink = a.nlink;
+  st.st_uid = a.uid;
+  st.st_gid = a.gid;
+  st.st_size = static_cast<off_t>(a.size);
+  st.st_blksize = 4096;
+  st.st_blocks = static_cast<blkcnt_t>((a.size + 511) / 512);
+  st.st_atim = st.st_mtim = st.st_ctim = a.time;
+  return st;
+}
+
+FileBehaviour* file_of(fuse_file_info* fi) { return reinterpret_cast<FileBehaviour*>(fi->fh); }
+
+void op_init(void*, fuse_conn_info* conn) {
+  if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  guarded(req, [&] {
+    NodeAttr a;
+    if (int e = tree_of(req).lookup(parent, name, a)) return (void)fuse_reply_err(req, e);
+    fuse_entry_param ep{};
+    ep.ino = a.ino;
+    ep.generation = 1;
+    ep.attr = to_stat(a);
+    ep.attr_timeout = kTimeout;
+    ep.entry_timeout = kTimeout;
+    fuse_reply_entry(req, &ep);
+  });
+}
+
+void op_forget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
+
+void op_forget_multi(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  guarded(req, [&] {
+    NodeAttr a;
+    if (int e = tree_of(req).getattr(ino, a)) return (void)fuse_reply_err(req, e);
+    struct stat st = to_stat(a);
+    fuse_reply_attr(req, &st, kTimeout);
+  });
+}
+
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int to_set, fuse_file_info*) {
+  guarded(req, [&] {
+    // Truncation is how `>` opens a control file; it changes nothing here.
+    if (to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+                   FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME))
+      return (void)fuse_reply_err(req, EPERM);
+    NodeAttr a;
+    if (int e = tree_of(req).getattr(ino, a)) return (void)fuse_reply_err(req, e);
+    struct stat st = to_stat(a);
+    fuse_reply_attr(req, &st, kTimeout);
+  });
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  guarded(req, [&] {
+    std::shared_ptr<FileBehaviour> f;
+    if (int e = tree_of(req).open(ino, fi->flags, f)) return (void)fuse_reply_err(req, e);
+    fi->fh = reinterpret_cast<uint64_t>(f.get());  // nodes live as long as the mount
+    if (f->immutable()) {
+      fi->keep_cache = 1;
+      fi->noflush = 1;
+    } else {
+      fi->direct_io = 1;
+      fi->nonseekable = 0;
+    }
+    fuse_reply_open(req, fi);
+  });
+}
+
+void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  guarded(req, [&] {
+    std::string out;
+    if (off < 0) return (void)fuse_reply_err(req, EINVAL);
+    if (int e = file_of(fi)->read(static_cast<uint64_t>(off), size, out))
+      return (void)fuse_reply_err(req, e);
+    fuse_reply_buf(req, out.data(), out.size());
+  });
+}
+
+void op_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
+  guarded(req, [&] {
+    size_t written = 0;
+    if (int e = file_of(fi)->write(std::string_view(buf, size), static_cast<uint64_t>(off), written))
+      return (void)fuse_reply_err(req, e);
+    fuse_reply_write(req, written);
+  });
+}
+
+void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
+  fuse_reply_err(req, ENOSYS);  // the kernel then stops sending FLUSH
+}
+
+void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  guarded(req, [&] {
+    if (int e = tree_of(req).opendir(ino)) return (void)fuse_reply_err(req, e);
+    fi->cache_readdir = 1;  // listings never change while mounted
+    fi->keep_cache = 1;
+    fuse_reply_open(req, fi);
+  });
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  guarded(req, [&] {
+    std::vector<DirEntry> entries;
+    if (int e = tree_of(req).readdir(ino, entries)) return (void)fuse_reply_err(req, e);
+    std::vector<char> buf(size);
+    size_t used = 0;
+    for (size_t i = static_cast<size_t>(off); i < entries.size(); ++i) {
+      struct stat st {};
+      st.st_ino = entries[i].ino;
+      st.st_mode = entries[i].mode;
+      size_t need = fuse_add_direntry(req, buf.data() + used, size - used, entries[i].name.c_str(),
+                                      &st, static_cast<off_t>(i + 1));
+      if (need > size - used) break;
+      used += need;
+    }
+    fuse_reply_buf(req, buf.data(), used);
+  });
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+
+void op_statfs(fuse_req_t req, fuse_ino_t) {
+  struct statvfs s {};
+  s.f_bsize = 4096;
+  s.f_frsize = 4096;
+  s.f_namemax = 255;
+  fuse_reply_statfs(req, &s);
+}
+
+// The names under the mount are the kernel's to decide, as on tracefs.
+void op_mknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { fuse_reply_err(req, EACCES); }
+void op_create(fuse_req_t req, fuse_ino_t, const char*, mode_t, fuse_file_info*) {
+  fuse_reply_err(req, EACCES);
+}
+void op_mkdir(fuse_req_t req, fuse_ino_t, const char*, mode_t) { fuse_reply_err(req, EPERM); }
+void op_unlink(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void op_rmdir(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void op_symlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void op_link(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void op_rename(fuse_req_t req, fuse_ino_t, const char*, fuse_ino_t, const char*, unsigned) {
+  fuse_reply_err(req, EPERM);
+}
+
+fuse_lowlevel_ops make_ops() {
+  fuse_lowlevel_ops ops{};
+  ops.init = op_init;
+  ops.lookup = op_lookup;
+  ops.forget = op_forget;
+  ops.forget_multi = op_forget_multi;
+  ops.getattr = op_getattr;
+  ops.setattr = op_setattr;
+  ops.open = op_open;
+  ops.read = op_read;
+  ops.write = op_write;
+  ops.flush = op_flush;
+  ops.release = op_release;
+  ops.opendir = op_opendir;
+  ops.readdir = op_readdir;
+  ops.releasedir = op_releasedir;
+  ops.statfs = op_statfs;
+  ops.mknod = op_mknod;
+  ops.create = op_create;
+  ops.mkdir = op_mkdir;
+  ops.unlink = op_unlink;
+  ops.rmdir = op_rmdir;
+  ops.symlink = op_symlink;
+  ops.link = op_link;
+  ops.rename = op_rename;
+  return ops;
+}
+
+}  // namespace
+
+const fuse_lowlevel_ops& fuse_operations() {
+  static const fuse_lowlevel_ops ops = make_ops();
+  return ops;
+}
+
+}  // namespace eventfs

@@ -1,0 +1,168 @@
+#include "fs/node_tree.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <ctime>
+
+namespace eventfs {
+
+ConstantFile::ConstantFile(std::string text) : text_(std::move(text)) {
+  std::call_once(once_, [] {});
+}
+
+ConstantFile::ConstantFile(Generator gen) : gen_(std::move(gen)) {}
+
+int ConstantFile::text(const std::string*& out) {
+  std::call_once(once_, [this] { error_ = gen_(text_); });
+  out = &text_;
+  return error_;
+}
+
+int ConstantFile::size(std::uint64_t& out) {
+  const std::string* t = nullptr;
+  if (int e = text(t)) return e;
+  out = t->size();
+  return 0;
+}
+
+int ConstantFile::read(std::uint64_t offset, std::size_t count, std::string& out) {
+  const std::string* t = nullptr;
+  if (int e = text(t)) return e;
+  if (offset >= t->size()) {
+    out.clear();
+    return 0;
+  }
+  out = t->substr(offset, count);
+  return 0;
+}
+
+NodeTree::NodeTree() {
+  clock_gettime(CLOCK_REALTIME, &created_);
+  auto root = std::make_unique<Node>();
+  root->ino = kRootIno;
+  root->mode = kDirMode;
+  root->populated = true;
+  root->parent = root.get();
+  root_ = root.get();
+  nodes_.push_back(std::move(root));
+}
+
+Node& NodeTree::add_dir(Node& parent, const std::string& name, std::function<void(Node&)> populate) {
+  auto n = std::make_unique<Node>();
+  n->ino = nodes_.size() + 1;
+  n->parent = &parent;
+  n->name = name;
+  n->mode = kDirMode;
+  n->populate = std::move(populate);
+  n->populated = !n->populate;
+  Node* p = n.get();
+  parent.children[name] = p;
+  nodes_.push_back(std::move(n));
+  return *p;
+}
+
+Node& NodeTree::add_file(Node& parent, const std::string& name, mode_t mode,
+                         std::shared_ptr<FileBehaviour> file) {
+  auto n = std::make_unique<Node>();
+  n->ino = nodes_.size() + 1;
+  n->parent = &parent;
+  n->name = name;
+  n->mode = mode;
+  n->file = std::move(file);
+  Node* p = n.get();
+  parent.children[name] = p;
+  nodes_.push_back(std::move(n));
+  return *p;
+}
+
+Node* NodeTree::find(std::uint64_t ino) {
+  if (ino == 0 || ino > nodes_.size()) return nullptr;
+  return nodes_[ino - 1].get();
+}
+
+void NodeTree::ensure_populated(Node& n) {
+  if (n.populated) return;
+  n.populated = true;
+  auto fill = std::move(n.populate);
+  if (fill) fill(n);
+}
+
+int NodeTree::attr_of(Node& n, NodeAttr& out) {
+  out = {};
+  out.ino = n.ino;
+  out.mode = n.mode;
+  out.uid = uid_;
+  out.gid = gid_;
+  out.time = created_;
+  if (n.is_dir()) {
+    // Directories whose children are not known yet count as having none.
+    out.nlink = 2;
+    for (const auto& [name, c] : n.children)
+      if (c->is_dir()) ++out.nlink;
+    return 0;
+  }
+  return n.file->size(out.size);
+}
+
+int NodeTree::lookup(std::uint64_t parent, const std::string& name, NodeAttr& out) {
+  std::lock_guard lock(mu_);
+  Node* p = find(parent);
+  if (!p) return ENOENT;
+  if (!p->is_dir()) return ENOTDIR;
+  ensure_populated(*p);
+  auto it = p->children.find(name);
+  if (it == p->children.end()) return ENOENT;
+  return attr_of(*it->second, out);
+}
+
+int NodeTree::getattr(std::uint64_t ino, NodeAttr& out) {
+  std::lock_guard lock(mu_);
+  Node* n = find(ino);
+  if (!n) return ENOENT;
+  return attr_of(*n, out);
+}
+
+int NodeTree::opendir(std::uint64_t ino) {
+  std::lock_guard lock(mu_);
+  Node* n = find(ino);
+  if (!n) return ENOENT;
+  return n->is_dir() ? 0 : ENOTDIR;
+}
+
+int NodeTree::readdir(std::uint64_t ino, std::vector<DirEntry>& out) {
+  std::lock_guard lock(mu_);
+  Node* n = find(ino);
+  if (!n) return ENOENT;
+  if (!n->is_dir()) return ENOTDIR;
+  ensure_populated(*n);
+  out.clear();
+  out.push_back({".", n->ino, n->mode});
+  out.push_back({"..", n->parent->ino, n->parent->mode});
+  for (const auto& [name, c] : n->children) out.push_back({name, c->ino, c->mode});
+  return 0;
+}
+
+int NodeTree::open(std::uint64_t ino, int flags, std::shared_ptr<FileBehaviour>& out) {
+  std::lock_guard lock(mu_);
+  Node* n = find(ino);
+  if (!n) return ENOENT;
+  if (n->is_dir()) return EISDIR;
+  (void)flags;  // tracefs lets root open read-only files for writing; the write fails
+  out = n->file;
+  return 0;
+}
+
+void NodeTree::set_owner(uid_t uid, gid_t gid) {
+  std::lock_guard lock(mu_);
+  uid_ = uid;
+  gid_ = gid;
+}
+
+std::size_t NodeTree::node_count() {
+  std::lock_guard lock(mu_);
+  return nodes_.size();
+}
+
+}  // namespace eventfs

@@ -1,0 +1,128 @@
+// The inode tree of the mount, independent of FUSE: directories, files and
+// what reading or writing them does. Every operation returns 0 or an errno.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <ctime>
+#include <cerrno>
+#include <string_view>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace eventfs {
+
+// What a regular file does. Immutable files have contents fixed for the life
+// of the mount, so the kernel may cache them.
+class FileBehaviour {
+ public:
+  virtual ~FileBehaviour() = default;
+  virtual bool immutable() const = 0;
+  virtual bool writable() const { return false; }
+  // Size reported by getattr: the real size for immutable files, 0 for
+  // generated ones (as tracefs does).
+  virtual int size(std::uint64_t& out) = 0;
+  virtual int read(std::uint64_t offset, std::size_t count, std::string& out) = 0;
+  // tracefs answers a write to a read-only file with EINVAL.
+  virtual int write(std::string_view data, std::uint64_t offset, std::size_t& written) {
+    (void)data, (void)offset, (void)written;
+    return EINVAL;
+  }
+};
+
+// A file whose text is generated on first use and then kept.
+class ConstantFile final : public FileBehaviour {
+ public:
+  using Generator = std::function<int(std::string& out)>;
+  explicit ConstantFile(std::string text);
+  explicit ConstantFile(Generator gen);
+  bool immutable() const override { return true; }
+  int size(std::uint64_t& out) override;
+  int read(std::uint64_t offset, std::size_t count, std::string& out) override;
+
+ private:
+  int text(const std::string*& out);
+  std::once_flag once_;
+  Generator gen_;
+  std::string text_;
+  int error_ = 0;
+};
+
+struct Node {
+  std::uint64_t ino = 0;
+  Node* parent = nullptr;
+  std::string name;
+  mode_t mode = 0;  // S_IFDIR/S_IFREG | permissions
+  bool is_dir() const { return S_ISDIR(mode); }
+
+  // Directories: children by name, filled on first use when `populate` is set.
+  std::map<std::string, Node*> children;
+  std::function<void(Node& self)> populate;
+  bool populated = false;
+
+  // Regular files.
+  std::shared_ptr<FileBehaviour> file;
+};
+
+struct NodeAttr {
+  std::uint64_t ino = 0;
+  mode_t mode = 0;
+  std::uint64_t size = 0;
+  unsigned nlink = 1;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  struct timespec time {};
+};
+
+struct DirEntry {
+  std::string name;
+  std::uint64_t ino;
+  mode_t mode;
+};
+
+class NodeTree {
+ public:
+  static constexpr std::uint64_t kRootIno = 1;
+  static constexpr mode_t kDirMode = S_IFDIR | 0755;
+  static constexpr mode_t kReadOnlyMode = S_IFREG | 0440;
+  static constexpr mode_t kReadWriteMode = S_IFREG | 0640;
+
+  NodeTree();
+  Node& root() { return *root_; }
+
+  // Building (before the mount is served, or from a populate callback).
+  Node& add_dir(Node& parent, const std::string& name,
+                std::function<void(Node&)> populate = nullptr);
+  Node& add_file(Node& parent, const std::string& name, mode_t mode,
+                 std::shared_ptr<FileBehaviour> file);
+
+  // Serving; safe from many threads.
+  int lookup(std::uint64_t parent, const std::string& name, NodeAttr& out);
+  int getattr(std::uint64_t ino, NodeAttr& out);
+  int readdir(std::uint64_t ino, std::vector<DirEntry>& out);
+  int open(std::uint64_t ino, int flags, std::shared_ptr<FileBehaviour>& out);
+  int opendir(std::uint64_t ino);
+
+  void set_owner(uid_t uid, gid_t gid);
+  std::size_t node_count();
+
+ private:
+  Node* find(std::uint64_t ino);  // mutex held
+  void ensure_populated(Node& n);  // mutex held
+  int attr_of(Node& n, NodeAttr& out);  // mutex held
+
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Node>> nodes_;  // index ino - 1
+  Node* root_;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+  struct timespec created_ {};
+};
+
+}  // namespace eventfs

@@ -1,0 +1,214 @@
+// eventfs: options (fuse_opt, -o style), start-up and shutdown.
+//
+// Everything that can fail is checked before the mount is made, so a bad
+// option, catalog or mount point gives one line on stderr and a non-zero exit;
+// the daemon goes to the background only once the mount is up.
+#include <sys/stat.h>
+#include <csignal>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "catalog/parser.h"
+#include "eventfs_config.h"
+#include "fs/fuse_adapter.h"
+#include "fs/mount_tree.h"
+#include "fs/node_tree.h"
+#include "projection/binding.h"
+#include "tracefs/locate.h"
+#include "tracefs/raw_event_cache.h"
+#include "tracefs/tracefs.h"
+
+namespace {
+
+using namespace eventfs;
+
+struct Options {
+  char* tracefs = nullptr;
+  char* catalog = nullptr;
+  char* instance = nullptr;
+  std::vector<std::string> positional;
+  bool foreground = false;
+  bool single_thread = false;
+  bool help = false;
+  bool version = false;
+};
+
+enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE };
+
+#define EVENTFS_OPT(t, p) {t, offsetof(Options, p), 1}
+const fuse_opt kOptionSpec[] = {
+    EVENTFS_OPT("tracefs=%s", tracefs),
+    EVENTFS_OPT("catalog=%s", catalog),
+    EVENTFS_OPT("instance=%s", instance),
+    FUSE_OPT_KEY("-h", KEY_HELP),
+    FUSE_OPT_KEY("--help", KEY_HELP),
+    FUSE_OPT_KEY("-V", KEY_VERSION),
+    FUSE_OPT_KEY("--version", KEY_VERSION),
+    FUSE_OPT_KEY("-f", KEY_FOREGROUND),
+    FUSE_OPT_KEY("-d", KEY_DEBUG),
+    FUSE_OPT_KEY("debug", KEY_DEBUG),
+    FUSE_OPT_KEY("-s", KEY_SINGLE),
+    FUSE_OPT_END,
+};
+
+int option_proc(void* data, const char* arg, int key, fuse_args*) {
+  auto* o = static_cast<Options*>(data);
+  switch (key) {
+    case FUSE_OPT_KEY_NONOPT: o->positional.emplace_back(arg); return 0;
+    case KEY_HELP: o->help = true; return 0;
+    case KEY_VERSION: o->version = true; return 0;
+    case KEY_FOREGROUND: o->foreground = true; return 0;
+    case KEY_DEBUG: o->foreground = true; return 1;  // libfuse prints requests too
+    case KEY_SINGLE: o->single_thread = true; return 0;
+    default: return 1;  // libfuse's own options pass through
+  }
+}
+
+void usage(FILE* to) {
+  std::fprintf(to,
+               "usage: eventfs [SOURCE] MOUNTPOINT [-o opt,...] [-f] [-d] [-s]\n"
+               "\n"
+               "eventfs options:\n"
+               "    -o tracefs=DIR      tracefs to use (default: the mounted one, or mount it\n"
+               "                        at /sys/kernel/tracing)\n"
+               "    -o catalog=PATH     catalog file or directory of *.catalog files\n"
+               "                        (default: %s, else the built-in copy)\n"
+               "    -o instance=NAME    tracefs instance eventfs writes to (default: eventfs)\n"
+               "    -f                  stay in the foreground\n"
+               "    -d                  debug: foreground, and print every FUSE request\n"
+               "    -s                  single-threaded\n"
+               "    -h, --help          this help\n"
+               "    -V, --version       the version\n"
+               "\nOther -o options are libfuse's (see fuse(8)). See eventfs(8).\n",
+               EVENTFS_CATALOG_DIR);
+}
+
+[[noreturn]] void die(const std::string& msg) {
+  std::fprintf(stderr, "eventfs: %s\n", msg.c_str());
+  std::exit(1);
+}
+
+void check_mount_point(const std::string& mnt) {
+  struct stat st;
+  if (stat(mnt.c_str(), &st) != 0) {
+    int e = errno;
+    if (e == ENOENT && (mnt == "/sys/kernel/events" || mnt == "/sys/kernel/events/"))
+      die("/sys/kernel/events does not exist: sysfs has no such directory on this kernel "
+          "(mainline kernels do not create it), and none can be made there; mount eventfs "
+          "elsewhere, for example: mkdir -p /mnt/events && eventfs /mnt/events");
+    die("mount point " + mnt + ": " + std::strerror(e));
+  }
+  if (!S_ISDIR(st.st_mode)) die("mount point " + mnt + ": " + std::strerror(ENOTDIR));
+}
+
+Catalog load_catalog_or_die(const Options& o) {
+  Catalog cat;
+  CatalogError err;
+  bool ok;
+  if (o.catalog) {
+    ok = load_catalog(o.catalog, cat, err);
+  } else if (access(EVENTFS_CATALOG_DIR, R_OK) == 0) {
+    ok = load_catalog(EVENTFS_CATALOG_DIR, cat, err);
+  } else {
+    ok = parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, cat, err);
+  }
+  if (!ok) {
+    std::fprintf(stderr, "%s\n", err.str().c_str());
+    std::exit(1);
+  }
+  return cat;
+}
+
+std::string tracefs_root_or_die(const Options& o) {
+  std::string root;
+  if (o.tracefs) {
+    root = o.tracefs;
+    struct stat st;
+    std::string events = root + "/events";
+    if (stat(events.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      die("tracefs=" + root + ": no events/ directory there (" +
+          std::strerror(errno ? errno : ENOTDIR) + ")");
+    return root;
+  }
+  std::string msg;
+  if (locate_tracefs(root, msg) != 0) die(msg);
+  return root;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  fuse_args args = FUSE_ARGS_INIT(argc, argv);
+  Options opts;
+  if (fuse_opt_parse(&args, &opts, kOptionSpec, option_proc) != 0) return 1;
+  if (opts.help) {
+    usage(stdout);
+    return 0;
+  }
+  if (opts.version) {
+    std::printf("eventfs %s (libfuse %s)\n", EVENTFS_VERSION, fuse_pkgversion());
+    return 0;
+  }
+  if (opts.positional.empty()) {
+    usage(stderr);
+    die("no mount point given");
+  }
+  if (opts.positional.size() > 2) die("too many arguments: '" + opts.positional[2] + "'");
+  const std::string mountpoint = opts.positional.back();
+  const std::string source = opts.positional.size() == 2 ? opts.positional[0] : "eventfs";
+  if (opts.instance && !*opts.instance) die("instance= needs a name");
+
+  check_mount_point(mountpoint);
+  const std::string root = tracefs_root_or_die(opts);
+  Catalog catalog = load_catalog_or_die(opts);
+
+  auto tracefs = open_tracefs_dir(root);
+  RawEventCache raw_events(*tracefs);
+  Resolution resolution = resolve_catalog(
+      catalog, [&](const RawEventName& n, std::string& why) { return raw_events.get(n, why); });
+  NodeTree tree;
+  build_mount_tree(tree, *tracefs, resolution);
+
+  std::string fsname = "-ofsname=" + source;
+  fuse_opt_add_arg(&args, "-osubtype=eventfs");
+  fuse_opt_add_arg(&args, fsname.c_str());
+  fuse_opt_add_arg(&args, "-odefault_permissions");
+
+  fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops), &tree);
+  if (!se) die("cannot start: bad options (see above, and eventfs -h)");
+  int rc = 1;
+  if (fuse_set_signal_handlers(se) != 0) {
+    fuse_session_destroy(se);
+    die("cannot install signal handlers");
+  }
+  if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    die("cannot mount on " + mountpoint);
+  }
+  if (fuse_daemonize(opts.foreground) == 0) {
+    if (opts.single_thread) {
+      rc = fuse_session_loop(se);
+    } else {
+      fuse_loop_config* cfg = fuse_loop_cfg_create();
+      fuse_loop_cfg_set_clone_fd(cfg, 0);
+      fuse_loop_cfg_set_max_threads(cfg, 10);
+      rc = fuse_session_loop_mt(se, cfg);
+      fuse_loop_cfg_destroy(cfg);
+    }
+  }
+  fuse_session_unmount(se);
+  fuse_remove_signal_handlers(se);
+  fuse_session_destroy(se);
+  fuse_opt_free_args(&args);
+  // The loop returns the signal that ended it: a requested shutdown is a clean one.
+  bool clean = rc == 0 || rc == SIGTERM || rc == SIGINT || rc == SIGHUP;
+  return clean ? 0 : 1;
+}

@@ -1,0 +1,53 @@
+// Binding: which raw event and raw fields supply a stable event on this
+// kernel, and how each value is converted. Computed once at mount; the
+// projection (record path) and the control translation both use it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "format/raw_event.h"
+#include "format/stable_layout.h"
+
+namespace eventfs {
+
+enum class Conversion {
+  Integer,       // scalar -> scalar, widened or narrowed with the raw sign
+  IntegerArray,  // fixed or dynamic array of integers -> fixed array
+  Bytes,         // char array, __data_loc/__rel_loc string or tail -> char[N]
+  TaskState,     // raw state bits -> one letter from the raw __print_flags table
+};
+
+struct FieldBinding {
+  const StableField* stable = nullptr;
+  Conversion conversion = Conversion::Integer;
+  RawField raw;         // the raw field chosen
+  FieldSlot slot;       // where it goes in the stable record
+  FlagTable states;     // TaskState only: the raw event's table
+};
+
+struct Binding {
+  const StableEvent* event = nullptr;
+  RawEvent raw;  // the raw event chosen
+  std::vector<FieldBinding> fields;
+  RecordLayout layout;
+};
+
+// Looks a raw event up; returns nullptr and says why when it cannot supply one.
+using RawEventLookup = std::function<const RawEvent*(const RawEventName&, std::string& why)>;
+
+// Binds one stable event, trying its raw sources in order. On failure returns
+// false and gives a one-line reason (for unavailable_events).
+bool bind_stable_event(const StableEvent& ev, const RawEventLookup& lookup, Binding& out,
+                       std::string& reason);
+
+struct Resolution {
+  std::vector<Binding> available;                              // catalog order
+  std::vector<std::pair<std::string, std::string>> unavailable;  // name, reason
+};
+
+Resolution resolve_catalog(const Catalog& catalog, const RawEventLookup& lookup);
+
+}  // namespace eventfs

@@ -1,0 +1,88 @@
+// Tracefs over a directory: the live mount and fixture trees look the same.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "tracefs/tracefs.h"
+
+namespace eventfs {
+namespace {
+
+std::vector<std::string> list_dirs(const std::string& path) {
+  std::vector<std::string> out;
+  DIR* d = opendir(path.c_str());
+  if (!d) return out;
+  while (dirent* de = readdir(d)) {
+    std::string n = de->d_name;
+    if (n == "." || n == "..") continue;
+    bool dir = de->d_type == DT_DIR;
+    if (de->d_type == DT_UNKNOWN) {
+      struct stat st;
+      dir = fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (dir) out.push_back(std::move(n));
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// tracefs files report size 0: read until EOF.
+int read_whole(const std::string& path, std::string& out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  out.clear();
+  char buf[8192];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      close(fd);
+      return e;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return 0;
+}
+
+bool valid_component(const std::string& s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos;
+}
+
+class DirTracefs final : public Tracefs {
+ public:
+  explicit DirTracefs(std::string root) : root_(std::move(root)) {}
+
+  const std::string& root() const override { return root_; }
+
+  std::vector<std::string> systems() const override { return list_dirs(root_ + "/events"); }
+
+  std::vector<std::string> events(const std::string& system) const override {
+    if (!valid_component(system)) return {};
+    return list_dirs(root_ + "/events/" + system);
+  }
+
+  int read_format(const std::string& system, const std::string& event,
+                  std::string& out) const override {
+    if (!valid_component(system) || !valid_component(event)) return ENOENT;
+    return read_whole(root_ + "/events/" + system + "/" + event + "/format", out);
+  }
+
+ private:
+  std::string root_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tracefs> open_tracefs_dir(const std::string& dir) {
+  return std::make_unique<DirTracefs>(dir);
+}
+
+}  // namespace eventfs

@@ -1,0 +1,142 @@
+#include "tracefs/raw_format_parser.h"
+
+#include <traceevent/event-parse.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "format/type_model.h"
+
+namespace eventfs {
+namespace {
+
+struct TepDeleter {
+  void operator()(tep_handle* t) const { tep_free(t); }
+};
+
+std::string trim(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  std::size_t b = s.find_first_not_of(' ');
+  return b == std::string::npos ? std::string() : s.substr(b);
+}
+
+// "__data_loc char[]" -> "char", "char[TASK_COMM_LEN]" -> "char".
+std::string element_type(const char* type) {
+  std::string t = type ? type : "";
+  for (const char* prefix : {"__data_loc ", "__rel_loc "})
+    if (t.rfind(prefix, 0) == 0) t = t.substr(std::string(prefix).size());
+  if (auto br = t.find('['); br != std::string::npos) t = t.substr(0, br);
+  return trim(t);
+}
+
+unsigned known_bytes(const std::string& type, unsigned fallback) {
+  if (auto st = stable_type(type)) return st->bytes();
+  return fallback ? fallback : 1;
+}
+
+RawField convert_field(const tep_format_field* f) {
+  RawField r;
+  r.name = f->name;
+  r.offset = static_cast<unsigned>(f->offset);
+  r.size = static_cast<unsigned>(f->size);
+  r.is_signed = f->flags & TEP_FIELD_IS_SIGNED;
+  r.is_pointer = f->flags & TEP_FIELD_IS_POINTER;
+  r.elem_type = r.is_pointer ? trim(f->type) : element_type(f->type);
+  if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+    r.shape = FieldShape::DynArray;
+    r.loc = (f->flags & TEP_FIELD_IS_RELATIVE) ? DynLoc::RelLoc : DynLoc::DataLoc;
+    r.elem_bytes = known_bytes(r.elem_type, f->elementsize);
+  } else if ((f->flags & TEP_FIELD_IS_ARRAY) && f->size == 0) {
+    r.shape = FieldShape::DynArray;
+    r.loc = DynLoc::Tail;
+    r.elem_bytes = known_bytes(r.elem_type, f->elementsize);
+  } else if (f->flags & TEP_FIELD_IS_ARRAY) {
+    r.shape = FieldShape::Array;
+    if (f->arraylen > 0 && r.size % f->arraylen == 0) {
+      r.count = f->arraylen;
+      r.elem_bytes = r.size / r.count;
+    } else {  // a symbolic length such as [TASK_COMM_LEN]
+      r.elem_bytes = known_bytes(r.elem_type, f->elementsize);
+      r.count = r.size / r.elem_bytes;
+    }
+  } else {
+    r.elem_bytes = r.size;
+  }
+  return r;
+}
+
+const tep_print_arg* field_arg(const tep_print_arg* a) {
+  for (; a; ) {
+    switch (a->type) {
+      case TEP_PRINT_FIELD: return a;
+      case TEP_PRINT_TYPE: a = a->typecast.item; break;
+      case TEP_PRINT_OP: {
+        if (const tep_print_arg* l = field_arg(a->op.left)) return l;
+        a = a->op.right;
+        break;
+      }
+      default: return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+void collect_flags(const tep_print_arg* a, std::map<std::string, FlagTable>& out) {
+  for (; a; a = a->next) {
+    switch (a->type) {
+      case TEP_PRINT_FLAGS: {
+        const tep_print_arg* f = field_arg(a->flags.field);
+        if (f && f->field.name && !out.count(f->field.name)) {
+          FlagTable table;
+          for (const tep_print_flag_sym* s = a->flags.flags; s; s = s->next)
+            table.emplace_back(std::strtoull(s->value, nullptr, 0), s->str ? s->str : "");
+          out.emplace(f->field.name, std::move(table));
+        }
+        collect_flags(a->flags.field, out);
+        break;
+      }
+      case TEP_PRINT_OP:
+        collect_flags(a->op.left, out);
+        collect_flags(a->op.right, out);
+        break;
+      case TEP_PRINT_TYPE: collect_flags(a->typecast.item, out); break;
+      case TEP_PRINT_SYMBOL: collect_flags(a->symbol.field, out); break;
+      case TEP_PRINT_FUNC: collect_flags(a->func.args, out); break;
+      default: break;
+    }
+  }
+}
+
+}  // namespace
+
+bool parse_raw_format(const std::string& system, const std::string& text, RawEvent& out,
+                      std::string& error) {
+  std::unique_ptr<tep_handle, TepDeleter> tep(tep_alloc());
+  if (!tep) {
+    error = "out of memory";
+    return false;
+  }
+  tep_event* ev = nullptr;
+  enum tep_errno rc = tep_parse_format(tep.get(), &ev, text.data(), text.size(), system.c_str());
+  if (rc != TEP_ERRNO__SUCCESS || !ev) {
+    char buf[256] = "unknown error";
+    tep_strerror(tep.get(), rc, buf, sizeof buf);
+    error = fmt::format("libtraceevent cannot parse the format: {}", buf);
+    return false;
+  }
+  RawEvent r;
+  r.system = ev->system ? ev->system : system;
+  r.name = ev->name ? ev->name : "";
+  r.id = ev->id;
+  for (const tep_format_field* f = ev->format.common_fields; f; f = f->next)
+    r.common_fields.push_back(convert_field(f));
+  for (const tep_format_field* f = ev->format.fields; f; f = f->next)
+    r.fields.push_back(convert_field(f));
+  collect_flags(ev->print_fmt.args, r.print_flags);
+  out = std::move(r);
+  return true;
+}
+
+}  // namespace eventfs
