@@ -1,0 +1,105 @@
+// The FUSE-free inode tree: lookup, attributes, listings, lazy directories,
+// reads at offsets, and tracefs's answers to writes.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include "fs/mount_tree.h"
+#include "fs/node_tree.h"
+#include "fixture_kernels.h"
+
+namespace eventfs {
+namespace {
+
+TEST(NodeTree, LookupGetattrAndReaddir) {
+  NodeTree t;
+  Node& dir = t.add_dir(t.root(), "sched_switch");
+  t.add_file(dir, "format", NodeTree::kReadOnlyMode, std::make_shared<ConstantFile>("abc\n"));
+  NodeAttr a;
+  ASSERT_EQ(t.lookup(NodeTree::kRootIno, "sched_switch", a), 0);
+  EXPECT_TRUE(S_ISDIR(a.mode));
+  EXPECT_EQ(a.mode & 07777, 0755u);
+  std::uint64_t dir_ino = a.ino;
+  ASSERT_EQ(t.lookup(dir_ino, "format", a), 0);
+  EXPECT_EQ(a.mode, S_IFREG | 0440);
+  EXPECT_EQ(a.size, 4u);
+  EXPECT_EQ(t.lookup(dir_ino, "nope", a), ENOENT);
+  EXPECT_EQ(t.lookup(a.ino, "x", a), ENOTDIR);
+  EXPECT_EQ(t.getattr(12345, a), ENOENT);
+  std::vector<DirEntry> entries;
+  ASSERT_EQ(t.readdir(NodeTree::kRootIno, entries), 0);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].name, ".");
+  EXPECT_EQ(entries[1].name, "..");
+  EXPECT_EQ(entries[2].name, "sched_switch");
+}
+
+TEST(NodeTree, ReadsAtOffsetsAndRefusesWritesLikeTracefs) {
+  NodeTree t;
+  auto f = std::make_shared<ConstantFile>("hello world\n");
+  t.add_file(t.root(), "README", NodeTree::kReadOnlyMode, f);
+  NodeAttr a;
+  ASSERT_EQ(t.lookup(NodeTree::kRootIno, "README", a), 0);
+  std::shared_ptr<FileBehaviour> open;
+  ASSERT_EQ(t.open(a.ino, O_WRONLY, open), 0);  // root may open it; the write fails
+  std::string out;
+  ASSERT_EQ(open->read(6, 100, out), 0);
+  EXPECT_EQ(out, "world\n");
+  ASSERT_EQ(open->read(100, 10, out), 0);
+  EXPECT_EQ(out, "");
+  std::size_t written = 0;
+  EXPECT_EQ(open->write("x", 0, written), EINVAL);
+  EXPECT_EQ(t.open(NodeTree::kRootIno, O_RDONLY, open), EISDIR);
+}
+
+TEST(NodeTree, LazyDirectoriesAreFilledOnceOnFirstUse) {
+  NodeTree t;
+  int calls = 0;
+  t.add_dir(t.root(), "raw", [&](Node& self) {
+    ++calls;
+    t.add_file(self, "x", NodeTree::kReadOnlyMode, std::make_shared<ConstantFile>("1"));
+  });
+  EXPECT_EQ(calls, 0);
+  NodeAttr raw, x;
+  ASSERT_EQ(t.lookup(NodeTree::kRootIno, "raw", raw), 0);
+  EXPECT_EQ(calls, 0);
+  ASSERT_EQ(t.lookup(raw.ino, "x", x), 0);
+  std::vector<DirEntry> entries;
+  ASSERT_EQ(t.readdir(raw.ino, entries), 0);
+  EXPECT_EQ(entries.size(), 3u);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(NodeTree, GeneratedFilesReportTheirErrors) {
+  NodeTree t;
+  t.add_file(t.root(), "bad", NodeTree::kReadOnlyMode,
+             std::make_shared<ConstantFile>([](std::string&) { return EIO; }));
+  NodeAttr a;
+  EXPECT_EQ(t.lookup(NodeTree::kRootIno, "bad", a), EIO);
+}
+
+TEST(MountTree, FixtureMountHasTheStableAndRawFiles) {
+  eventfs::testing::ResolvedFixture fx("linux-2.6.36");
+  NodeTree t;
+  build_mount_tree(t, *fx.tracefs, fx.resolution);
+  NodeAttr a;
+  ASSERT_EQ(t.lookup(NodeTree::kRootIno, "sched_switch", a), 0);
+  ASSERT_EQ(t.lookup(a.ino, "id", a), 0);
+  std::shared_ptr<FileBehaviour> f;
+  ASSERT_EQ(t.open(a.ino, O_RDONLY, f), 0);
+  std::string out;
+  ASSERT_EQ(f->read(0, 100, out), 0);
+  EXPECT_EQ(out, "1\n");
+  EXPECT_EQ(t.lookup(NodeTree::kRootIno, "sched_process_exec", a), ENOENT);
+  ASSERT_EQ(t.lookup(NodeTree::kRootIno, "unavailable_events", a), 0);
+  ASSERT_EQ(t.open(a.ino, O_RDONLY, f), 0);
+  ASSERT_EQ(f->read(0, 4096, out), 0);
+  EXPECT_EQ(out, "sched_process_exec: this kernel has no raw event sched:sched_process_exec\n");
+  ASSERT_EQ(t.lookup(NodeTree::kRootIno, "raw", a), 0);
+  ASSERT_EQ(t.lookup(a.ino, "sched", a), 0);
+  ASSERT_EQ(t.lookup(a.ino, "sched_switch", a), 0);
+  ASSERT_EQ(t.lookup(a.ino, "format", a), 0);
+  EXPECT_GT(a.size, 100u);
+}
+
+}  // namespace
+}  // namespace eventfs

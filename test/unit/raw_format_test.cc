@@ -1,0 +1,119 @@
+// Raw formats of the fixture kernels, parsed with libtraceevent and rendered
+// in the new format language.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "fixture_kernels.h"
+#include "fs/mount_tree.h"
+#include "tracefs/locate.h"
+#include "tracefs/raw_format_parser.h"
+
+namespace eventfs {
+namespace {
+
+using testing::fixture_dir;
+using testing::fixture_kernels;
+
+std::string raw_text(const std::string& kernel, const std::string& sys, const std::string& ev) {
+  auto t = open_tracefs_dir(fixture_dir(kernel));
+  std::string out;
+  int e = raw_format_text(*t, sys, ev, out);
+  EXPECT_EQ(e, 0) << kernel << " " << sys << ":" << ev;
+  return out;
+}
+
+TEST(RawFormat, EveryFixtureFormatParsesAndRendersEveryField) {
+  for (const auto& kernel : fixture_kernels()) {
+    auto t = open_tracefs_dir(fixture_dir(kernel));
+    int events = 0;
+    for (const auto& sys : t->systems()) {
+      for (const auto& ev : t->events(sys)) {
+        std::string text, why;
+        ASSERT_EQ(t->read_format(sys, ev, text), 0);
+        RawEvent raw;
+        ASSERT_TRUE(parse_raw_format(sys, text, raw, why)) << kernel << " " << sys << ":" << ev << ": " << why;
+        EXPECT_EQ(raw.name, ev);
+        EXPECT_FALSE(raw.fields.empty()) << ev;
+        std::string rendered = render_format(raw_format_fields(raw));
+        EXPECT_EQ(static_cast<std::size_t>(std::count(rendered.begin(), rendered.end(), '\n')),
+                  raw.fields.size());
+        EXPECT_EQ(rendered.find("common_"), std::string::npos) << "common fields are not part of the format";
+        ++events;
+      }
+    }
+    EXPECT_GE(events, 16) << kernel;
+  }
+}
+
+TEST(RawFormat, FixedArraysIncludingSymbolicLengths) {
+  // 2.6.36 printed char prev_comm[TASK_COMM_LEN]; the count comes from the size.
+  std::string old = raw_text("linux-2.6.36", "sched", "sched_switch");
+  EXPECT_NE(old.find("\tarray:prev_comm\ttype:char\tsize:8\tcount:16\talign:1\tsigned:1;\n"), std::string::npos) << old;
+  EXPECT_NE(old.find("\tfield:prev_state\ttype:long\tsize:64\talign:8\tsigned:1;\n"), std::string::npos) << old;
+  std::string now = raw_text("linux-6.18", "sched", "sched_switch");
+  EXPECT_NE(now.find("\tarray:prev_comm\ttype:char\tsize:8\tcount:16\talign:1\tsigned:0;\n"), std::string::npos) << now;
+  std::string args = raw_text("linux-6.18", "raw_syscalls", "sys_enter");
+  EXPECT_EQ(args,
+            "\tfield:id\ttype:long\tsize:64\talign:8\tsigned:1;\n"
+            "\tarray:args\ttype:unsigned long\tsize:64\tcount:6\talign:8\tsigned:0;\n");
+}
+
+TEST(RawFormat, DynamicArraysUseTheExtensionKeyword) {
+  EXPECT_EQ(raw_text("linux-6.18", "sched", "sched_migrate_task"),
+            "\tdynarray:comm\ttype:char\tsize:8\tloc:data_loc\talign:1\tsigned:0;\n"
+            "\tfield:pid\ttype:pid_t\tsize:32\talign:4\tsigned:1;\n"
+            "\tfield:prio\ttype:int\tsize:32\talign:4\tsigned:1;\n"
+            "\tfield:orig_cpu\ttype:int\tsize:32\talign:4\tsigned:1;\n"
+            "\tfield:dest_cpu\ttype:int\tsize:32\talign:4\tsigned:1;\n");
+  EXPECT_EQ(raw_text("linux-6.18", "ftrace", "print"),
+            "\tfield:ip\ttype:unsigned long\tsize:64\talign:8\tsigned:0;\n"
+            "\tdynarray:buf\ttype:char\tsize:8\tloc:tail\talign:1\tsigned:0;\n");
+}
+
+TEST(RawFormat, A32BitKernelsLongIs32Bits) {
+  std::string alt = raw_text("linux-32bit-alt", "sched", "sched_switch");
+  EXPECT_NE(alt.find("\tfield:prev_state\ttype:long\tsize:32\talign:4\tsigned:1;\n"), std::string::npos) << alt;
+  EXPECT_NE(alt.find("\tdynarray:prev_comm\ttype:char\tsize:8\tloc:data_loc\talign:1\tsigned:0;\n"),
+            std::string::npos) << alt;
+}
+
+TEST(RawFormat, RelLocIsRecognised) {
+  std::string text =
+      "name: rel\nID: 9\nformat:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+      "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+      "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+      "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+      "\tfield:__rel_loc char[] name;\toffset:8;\tsize:4;\tsigned:0;\n"
+      "\tfield:u64 value;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+      "print fmt: \"%s %llu\", __get_rel_str(name), REC->value\n";
+  RawEvent raw;
+  std::string why;
+  ASSERT_TRUE(parse_raw_format("test", text, raw, why)) << why;
+  EXPECT_EQ(render_format(raw_format_fields(raw)),
+            "\tdynarray:name\ttype:char\tsize:8\tloc:rel_loc\talign:1\tsigned:0;\n"
+            "\tfield:value\ttype:u64\tsize:64\talign:8\tsigned:0;\n");
+}
+
+TEST(RawFormat, UnparsableFormatIsRefusedWithAReason) {
+  RawEvent raw;
+  std::string why;
+  EXPECT_FALSE(parse_raw_format("x", "this is not a format file\n", raw, why));
+  EXPECT_NE(why.find("libtraceevent"), std::string::npos) << why;
+}
+
+TEST(Mountinfo, FindsTracefsAndPrefersTheCanonicalPlace) {
+  const std::string mi =
+      "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+      "40 22 0:12 / /mnt/my\\040trace rw - tracefs nodev rw\n"
+      "41 22 0:12 / /sys/kernel/tracing rw,nosuid shared:5 - tracefs tracefs rw\n";
+  EXPECT_EQ(tracefs_in_mountinfo(mi), "/sys/kernel/tracing");
+  EXPECT_EQ(tracefs_in_mountinfo(mi.substr(0, mi.rfind("41 "))), "/mnt/my trace");
+  EXPECT_EQ(tracefs_in_mountinfo("22 1 0:21 / /proc rw - proc proc rw\n"), "");
+}
+
+}  // namespace
+}  // namespace eventfs
