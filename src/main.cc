@@ -21,6 +21,8 @@
 #include "fs/mount_tree.h"
 #include "fs/node_tree.h"
 #include "projection/binding.h"
+#include "control/controller.h"
+#include "tracefs/instance.h"
 #include "tracefs/locate.h"
 #include "tracefs/raw_event_cache.h"
 #include "tracefs/tracefs.h"
@@ -173,8 +175,16 @@ int main(int argc, char* argv[]) {
   RawEventCache raw_events(*tracefs);
   Resolution resolution = resolve_catalog(
       catalog, [&](const RawEventName& n, std::string& why) { return raw_events.get(n, why); });
+  // Control files write to eventfs's own instance, which only a real tracefs has.
+  std::unique_ptr<Instance> instance;
+  std::unique_ptr<Controller> controller;
+  if (is_tracefs(root)) {
+    std::string msg;
+    if (Instance::open(root, opts.instance ? opts.instance : "eventfs", instance, msg) != 0) die(msg);
+    controller = std::make_unique<Controller>(*instance, *tracefs, resolution);
+  }
   NodeTree tree;
-  build_mount_tree(tree, *tracefs, resolution);
+  build_mount_tree(tree, *tracefs, resolution, controller.get());
 
   std::string fsname = "-ofsname=" + source;
   fuse_opt_add_arg(&args, "-osubtype=eventfs");
@@ -182,18 +192,24 @@ int main(int argc, char* argv[]) {
   fuse_opt_add_arg(&args, "-odefault_permissions");
 
   fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops), &tree);
-  if (!se) die("cannot start: bad options (see above, and eventfs -h)");
+  if (!se) {
+    instance.reset();
+    die("cannot start: bad options (see above, and eventfs -h)");
+  }
   int rc = 1;
   if (fuse_set_signal_handlers(se) != 0) {
     fuse_session_destroy(se);
+    instance.reset();
     die("cannot install signal handlers");
   }
   if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
+    instance.reset();
     die("cannot mount on " + mountpoint);
   }
   if (fuse_daemonize(opts.foreground) == 0) {
+    if (instance) instance->record_owner();  // the daemon's pid, not the parent's
     if (opts.single_thread) {
       rc = fuse_session_loop(se);
     } else {
@@ -208,6 +224,7 @@ int main(int argc, char* argv[]) {
   fuse_remove_signal_handlers(se);
   fuse_session_destroy(se);
   fuse_opt_free_args(&args);
+  if (instance) instance->remove();  // triggers, then events, then the instance
   // The loop returns the signal that ended it: a requested shutdown is a clean one.
   bool clean = rc == 0 || rc == SIGTERM || rc == SIGINT || rc == SIGHUP;
   return clean ? 0 : 1;

@@ -47,7 +47,7 @@ struct stat to_stat(const NodeAttr& a) {
   return st;
 }
 
-FileBehaviour* file_of(fuse_file_info* fi) { return reinterpret_cast<FileBehaviour*>(fi->fh); }
+OpenFile* file_of(fuse_file_info* fi) { return reinterpret_cast<OpenFile*>(fi->fh); }
 
 void op_init(void*, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
@@ -96,17 +96,16 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int to_set, fuse_f
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   guarded(req, [&] {
-    std::shared_ptr<FileBehaviour> f;
+    std::unique_ptr<OpenFile> f;
     if (int e = tree_of(req).open(ino, fi->flags, f)) return (void)fuse_reply_err(req, e);
-    fi->fh = reinterpret_cast<uint64_t>(f.get());  // nodes live as long as the mount
-    if (f->immutable()) {
+    if (tree_of(req).immutable(ino)) {
       fi->keep_cache = 1;
       fi->noflush = 1;
     } else {
-      fi->direct_io = 1;
-      fi->nonseekable = 0;
+      fi->direct_io = 1;  // generated on every read, never cached
     }
-    fuse_reply_open(req, fi);
+    fi->fh = reinterpret_cast<uint64_t>(f.get());
+    if (fuse_reply_open(req, fi) == 0) f.release();  // owned by the kernel's file until RELEASE
   });
 }
 
@@ -133,7 +132,10 @@ void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
   fuse_reply_err(req, ENOSYS);  // the kernel then stops sending FLUSH
 }
 
-void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  delete file_of(fi);
+  fuse_reply_err(req, 0);
+}
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   guarded(req, [&] {

@@ -54,28 +54,76 @@ std::shared_ptr<FileBehaviour> constant(std::string text) {
   return std::make_shared<ConstantFile>(std::move(text));
 }
 
-void add_raw_event_dir(NodeTree& tree, Node& sys_dir, const Tracefs& tracefs,
+std::shared_ptr<FileBehaviour> control_file(ControlFile::Reader r, ControlFile::Writer w) {
+  return std::make_shared<ControlFile>(std::move(r), std::move(w));
+}
+
+void add_raw_event_dir(NodeTree& tree, Node& sys_dir, const Tracefs& tracefs, Controller* c,
                        const std::string& system, const std::string& event) {
   Node& ev_dir = tree.add_dir(sys_dir, event);
   tree.add_file(ev_dir, "format", NodeTree::kReadOnlyMode,
                 std::make_shared<ConstantFile>([&tracefs, system, event](std::string& out) {
                   return raw_format_text(tracefs, system, event, out);
                 }));
+  if (!c) return;
+  auto reader = [c, system, event](const char* file) {
+    return [c, system, event, file](std::string& out) { return c->read_raw(system, event, file, out); };
+  };
+  tree.add_file(ev_dir, "enable", NodeTree::kReadWriteMode,
+                control_file(reader("enable"), [c, system, event](std::string_view d) {
+                  return c->write_raw_enable(system, event, d);
+                }));
+  tree.add_file(ev_dir, "filter", NodeTree::kReadWriteMode,
+                control_file(reader("filter"), [c, system, event](std::string_view d) {
+                  return c->write_raw_filter(system, event, d);
+                }));
+  tree.add_file(ev_dir, "trigger", NodeTree::kReadWriteMode,
+                control_file(reader("trigger"), [c, system, event](std::string_view d) {
+                  return c->write_raw_trigger(system, event, d);
+                }));
 }
 
-void add_raw_mirror(NodeTree& tree, const Tracefs& tracefs) {
+void add_raw_mirror(NodeTree& tree, const Tracefs& tracefs, Controller* c) {
   Node& raw = tree.add_dir(tree.root(), "raw");
   for (const auto& system : tracefs.systems()) {
-    tree.add_dir(raw, system, [&tree, &tracefs, system](Node& self) {
+    tree.add_dir(raw, system, [&tree, &tracefs, c, system](Node& self) {
       for (const auto& event : tracefs.events(system))
-        add_raw_event_dir(tree, self, tracefs, system, event);
+        add_raw_event_dir(tree, self, tracefs, c, system, event);
     });
   }
 }
 
+void add_stable_controls(NodeTree& tree, Node& dir, Controller& c, std::size_t i) {
+  tree.add_file(dir, "enable", NodeTree::kReadWriteMode,
+                control_file([&c, i](std::string& out) { return c.read_enable(i, out); },
+                        [&c, i](std::string_view d) { return c.write_enable(i, d); }));
+  tree.add_file(dir, "filter", NodeTree::kReadWriteMode,
+                control_file([&c, i](std::string& out) { return c.read_filter(i, out); },
+                        [&c, i](std::string_view d) { return c.write_filter(i, d); }));
+  tree.add_file(dir, "trigger", NodeTree::kReadWriteMode,
+                control_file([&c, i](std::string& out) { return c.read_trigger(i, out); },
+                        [&c, i](std::string_view d) { return c.write_trigger(i, d); }));
+}
+
+void add_error_log(NodeTree& tree, Controller& c) {
+  ErrorLog& log = c.error_log();
+  tree.add_file(tree.root(), "error_log", NodeTree::kReadWriteMode,
+                std::make_shared<ControlFile>(
+                    [&log](std::string& out) {
+                      out = log.text();
+                      return 0;
+                    },
+                    [&log](std::string_view) {
+                      log.clear();  // any write clears it, as on tracefs
+                      return 0;
+                    },
+                    [&log] { log.clear(); }));
+}
+
 }  // namespace
 
-void build_mount_tree(NodeTree& tree, const Tracefs& tracefs, const Resolution& resolution) {
+void build_mount_tree(NodeTree& tree, const Tracefs& tracefs, const Resolution& resolution,
+                      Controller* control) {
   Node& root = tree.root();
   tree.add_file(root, "README", NodeTree::kReadOnlyMode, constant(mount_readme_text()));
 
@@ -91,12 +139,16 @@ void build_mount_tree(NodeTree& tree, const Tracefs& tracefs, const Resolution& 
     unavailable += fmt::format("{}: {}\n", name, reason);
   tree.add_file(root, "unavailable_events", NodeTree::kReadOnlyMode, constant(unavailable));
 
-  for (const auto& b : resolution.available) {
+  if (control) add_error_log(tree, *control);
+
+  for (std::size_t i = 0; i < resolution.available.size(); ++i) {
+    const Binding& b = resolution.available[i];
     Node& dir = tree.add_dir(root, b.event->name);
     tree.add_file(dir, "format", NodeTree::kReadOnlyMode, constant(stable_format_text(*b.event)));
     tree.add_file(dir, "id", NodeTree::kReadOnlyMode, constant(fmt::format("{}\n", b.event->id)));
+    if (control) add_stable_controls(tree, dir, *control, i);
   }
-  add_raw_mirror(tree, tracefs);
+  add_raw_mirror(tree, tracefs, control);
 }
 
 }  // namespace eventfs

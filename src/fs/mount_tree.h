@@ -3,15 +3,19 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "control/controller.h"
 #include "fs/node_tree.h"
 #include "projection/binding.h"
 #include "tracefs/tracefs.h"
 
 namespace eventfs {
 
-// `tracefs` and `resolution` must outlive the tree. raw/<system>/ is filled
-// on first use and each raw format is rendered on first use.
-void build_mount_tree(NodeTree& tree, const Tracefs& tracefs, const Resolution& resolution);
+// `tracefs`, `resolution` and `control` must outlive the tree. raw/<system>/
+// is filled on first use and each raw format is rendered on first use.
+// Without a controller (a plain directory, not a tracefs) the mount has no
+// control files.
+void build_mount_tree(NodeTree& tree, const Tracefs& tracefs, const Resolution& resolution,
+                      Controller* control);
 
 // The text of the README file.
 const char* mount_readme_text();

@@ -38,6 +38,57 @@ int ConstantFile::read(std::uint64_t offset, std::size_t count, std::string& out
   return 0;
 }
 
+namespace {
+
+class ConstantOpen final : public OpenFile {
+ public:
+  explicit ConstantOpen(ConstantFile& f) : f_(f) {}
+  int read(std::uint64_t offset, std::size_t count, std::string& out) override {
+    return f_.read(offset, count, out);
+  }
+
+ private:
+  ConstantFile& f_;
+};
+
+class ControlOpen final : public OpenFile {
+ public:
+  ControlOpen(const ControlFile::Reader& r, const ControlFile::Writer& w) : reader_(r), writer_(w) {}
+  int read(std::uint64_t offset, std::size_t count, std::string& out) override {
+    if (offset == 0 || !have_) {
+      if (int e = reader_(text_)) return e;
+      have_ = true;
+    }
+    out = offset < text_.size() ? text_.substr(offset, count) : std::string();
+    return 0;
+  }
+  int write(std::string_view data, std::uint64_t, std::size_t& written) override {
+    if (!writer_) return EINVAL;
+    if (int e = writer_(data)) return e;
+    written = data.size();
+    return 0;
+  }
+
+ private:
+  const ControlFile::Reader& reader_;
+  const ControlFile::Writer& writer_;
+  std::string text_;
+  bool have_ = false;
+};
+
+}  // namespace
+
+int ConstantFile::open(int, std::unique_ptr<OpenFile>& out) {
+  out = std::make_unique<ConstantOpen>(*this);
+  return 0;
+}
+
+int ControlFile::open(int flags, std::unique_ptr<OpenFile>& out) {
+  if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && truncator_) truncator_();
+  out = std::make_unique<ControlOpen>(reader_, writer_);
+  return 0;
+}
+
 NodeTree::NodeTree() {
   clock_gettime(CLOCK_REALTIME, &created_);
   auto root = std::make_unique<Node>();
@@ -144,14 +195,23 @@ int NodeTree::readdir(std::uint64_t ino, std::vector<DirEntry>& out) {
   return 0;
 }
 
-int NodeTree::open(std::uint64_t ino, int flags, std::shared_ptr<FileBehaviour>& out) {
+int NodeTree::open(std::uint64_t ino, int flags, std::unique_ptr<OpenFile>& out) {
+  FileBehaviour* f;
+  {
+    std::lock_guard lock(mu_);
+    Node* n = find(ino);
+    if (!n) return ENOENT;
+    if (n->is_dir()) return EISDIR;
+    f = n->file.get();  // files live as long as the tree
+  }
+  // tracefs lets root open read-only files for writing; the write fails.
+  return f->open(flags, out);
+}
+
+bool NodeTree::immutable(std::uint64_t ino) {
   std::lock_guard lock(mu_);
   Node* n = find(ino);
-  if (!n) return ENOENT;
-  if (n->is_dir()) return EISDIR;
-  (void)flags;  // tracefs lets root open read-only files for writing; the write fails
-  out = n->file;
-  return 0;
+  return n && !n->is_dir() && n->file->immutable();
 }
 
 void NodeTree::set_owner(uid_t uid, gid_t gid) {

@@ -18,22 +18,29 @@
 
 namespace eventfs {
 
-// What a regular file does. Immutable files have contents fixed for the life
-// of the mount, so the kernel may cache them.
-class FileBehaviour {
+// One open of a file: reads and writes go here.
+class OpenFile {
  public:
-  virtual ~FileBehaviour() = default;
-  virtual bool immutable() const = 0;
-  virtual bool writable() const { return false; }
-  // Size reported by getattr: the real size for immutable files, 0 for
-  // generated ones (as tracefs does).
-  virtual int size(std::uint64_t& out) = 0;
+  virtual ~OpenFile() = default;
   virtual int read(std::uint64_t offset, std::size_t count, std::string& out) = 0;
   // tracefs answers a write to a read-only file with EINVAL.
   virtual int write(std::string_view data, std::uint64_t offset, std::size_t& written) {
     (void)data, (void)offset, (void)written;
     return EINVAL;
   }
+};
+
+// What a regular file does. Immutable files have contents fixed for the life
+// of the mount, so the kernel may cache them; the others are read afresh.
+class FileBehaviour {
+ public:
+  virtual ~FileBehaviour() = default;
+  virtual bool immutable() const = 0;
+  // Size reported by getattr: the real size for immutable files, 0 for
+  // generated ones (as tracefs does).
+  virtual int size(std::uint64_t& out) = 0;
+  // `flags` are open(2)'s; O_TRUNC arrives here (atomic_o_trunc).
+  virtual int open(int flags, std::unique_ptr<OpenFile>& out) = 0;
 };
 
 // A file whose text is generated on first use and then kept.
@@ -44,7 +51,8 @@ class ConstantFile final : public FileBehaviour {
   explicit ConstantFile(Generator gen);
   bool immutable() const override { return true; }
   int size(std::uint64_t& out) override;
-  int read(std::uint64_t offset, std::size_t count, std::string& out) override;
+  int open(int flags, std::unique_ptr<OpenFile>& out) override;
+  int read(std::uint64_t offset, std::size_t count, std::string& out);
 
  private:
   int text(const std::string*& out);
@@ -52,6 +60,28 @@ class ConstantFile final : public FileBehaviour {
   Generator gen_;
   std::string text_;
   int error_ = 0;
+};
+
+// A control file: its text is generated when a reader starts at offset 0 (as
+// seq_file does), and each write(2) is one command.
+class ControlFile final : public FileBehaviour {
+ public:
+  using Reader = std::function<int(std::string& out)>;
+  using Writer = std::function<int(std::string_view data)>;
+  using Truncator = std::function<void()>;
+  ControlFile(Reader r, Writer w, Truncator t = nullptr)
+      : reader_(std::move(r)), writer_(std::move(w)), truncator_(std::move(t)) {}
+  bool immutable() const override { return false; }
+  int size(std::uint64_t& out) override {
+    out = 0;
+    return 0;
+  }
+  int open(int flags, std::unique_ptr<OpenFile>& out) override;
+
+ private:
+  Reader reader_;
+  Writer writer_;
+  Truncator truncator_;
 };
 
 struct Node {
@@ -92,6 +122,7 @@ class NodeTree {
   static constexpr mode_t kDirMode = S_IFDIR | 0755;
   static constexpr mode_t kReadOnlyMode = S_IFREG | 0440;
   static constexpr mode_t kReadWriteMode = S_IFREG | 0640;
+  static constexpr mode_t kWriteOnlyMode = S_IFREG | 0200;
 
   NodeTree();
   Node& root() { return *root_; }
@@ -106,8 +137,9 @@ class NodeTree {
   int lookup(std::uint64_t parent, const std::string& name, NodeAttr& out);
   int getattr(std::uint64_t ino, NodeAttr& out);
   int readdir(std::uint64_t ino, std::vector<DirEntry>& out);
-  int open(std::uint64_t ino, int flags, std::shared_ptr<FileBehaviour>& out);
+  int open(std::uint64_t ino, int flags, std::unique_ptr<OpenFile>& out);
   int opendir(std::uint64_t ino);
+  bool immutable(std::uint64_t ino);
 
   void set_owner(uid_t uid, gid_t gid);
   std::size_t node_count();

@@ -39,7 +39,7 @@ TEST(NodeTree, ReadsAtOffsetsAndRefusesWritesLikeTracefs) {
   t.add_file(t.root(), "README", NodeTree::kReadOnlyMode, f);
   NodeAttr a;
   ASSERT_EQ(t.lookup(NodeTree::kRootIno, "README", a), 0);
-  std::shared_ptr<FileBehaviour> open;
+  std::unique_ptr<OpenFile> open;
   ASSERT_EQ(t.open(a.ino, O_WRONLY, open), 0);  // root may open it; the write fails
   std::string out;
   ASSERT_EQ(open->read(6, 100, out), 0);
@@ -49,6 +49,45 @@ TEST(NodeTree, ReadsAtOffsetsAndRefusesWritesLikeTracefs) {
   std::size_t written = 0;
   EXPECT_EQ(open->write("x", 0, written), EINVAL);
   EXPECT_EQ(t.open(NodeTree::kRootIno, O_RDONLY, open), EISDIR);
+}
+
+TEST(NodeTree, ControlFilesRegenerateAtOffsetZeroAndPassEachWrite) {
+  NodeTree t;
+  int generation = 0, truncated = 0;
+  std::vector<std::string> writes;
+  t.add_file(t.root(), "enable", NodeTree::kReadWriteMode,
+             std::make_shared<ControlFile>(
+                 [&](std::string& out) {
+                   out = "state " + std::to_string(++generation) + "\n";
+                   return 0;
+                 },
+                 [&](std::string_view d) {
+                   if (d == "bad") return EINVAL;
+                   writes.emplace_back(d);
+                   return 0;
+                 },
+                 [&] { ++truncated; }));
+  NodeAttr a;
+  ASSERT_EQ(t.lookup(NodeTree::kRootIno, "enable", a), 0);
+  EXPECT_EQ(a.size, 0u);  // generated files report 0, as on tracefs
+  EXPECT_FALSE(t.immutable(a.ino));
+  std::unique_ptr<OpenFile> f;
+  ASSERT_EQ(t.open(a.ino, O_RDWR, f), 0);
+  std::string out;
+  ASSERT_EQ(f->read(0, 3, out), 0);
+  EXPECT_EQ(out, "sta");
+  ASSERT_EQ(f->read(3, 100, out), 0);
+  EXPECT_EQ(out, "te 1\n");  // the rest of the same snapshot
+  ASSERT_EQ(f->read(0, 100, out), 0);
+  EXPECT_EQ(out, "state 2\n");  // a new read from 0 regenerates
+  std::size_t written = 0;
+  ASSERT_EQ(f->write("1\n", 0, written), 0);
+  EXPECT_EQ(written, 2u);
+  EXPECT_EQ(f->write("bad", 0, written), EINVAL);
+  EXPECT_EQ(writes, std::vector<std::string>{"1\n"});
+  EXPECT_EQ(truncated, 0);
+  ASSERT_EQ(t.open(a.ino, O_WRONLY | O_TRUNC, f), 0);
+  EXPECT_EQ(truncated, 1);
 }
 
 TEST(NodeTree, LazyDirectoriesAreFilledOnceOnFirstUse) {
@@ -80,11 +119,11 @@ TEST(NodeTree, GeneratedFilesReportTheirErrors) {
 TEST(MountTree, FixtureMountHasTheStableAndRawFiles) {
   eventfs::testing::ResolvedFixture fx("linux-2.6.36");
   NodeTree t;
-  build_mount_tree(t, *fx.tracefs, fx.resolution);
+  build_mount_tree(t, *fx.tracefs, fx.resolution, nullptr);
   NodeAttr a;
   ASSERT_EQ(t.lookup(NodeTree::kRootIno, "sched_switch", a), 0);
   ASSERT_EQ(t.lookup(a.ino, "id", a), 0);
-  std::shared_ptr<FileBehaviour> f;
+  std::unique_ptr<OpenFile> f;
   ASSERT_EQ(t.open(a.ino, O_RDONLY, f), 0);
   std::string out;
   ASSERT_EQ(f->read(0, 100, out), 0);

@@ -1,0 +1,437 @@
+#include "control/controller.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace eventfs {
+namespace {
+
+constexpr std::size_t kPageSize = 4096;  // the kernel refuses control writes of a page or more
+
+const std::set<std::string>& known_commands() {
+  static const std::set<std::string> k = {"traceon", "traceoff", "stacktrace", "snapshot", "enable_event",
+                                          "disable_event", "hist", "enable_hist", "disable_hist"};
+  return k;
+}
+
+std::string trimmed(std::string_view s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// What a refused write is shown as in error_log: the text without echo's newline.
+std::string shown(std::string_view s) {
+  while (!s.empty() && (s.back() == '\n')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string l;
+  while (std::getline(in, l))
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+FilterFieldMap filter_fields_of(const Binding& b) {
+  FilterFieldMap m;
+  for (const auto& f : b.fields) {
+    FilterField ff;
+    ff.raw_name = f.raw.name;
+    ff.task_state = f.conversion == Conversion::TaskState;
+    ff.states = f.states;
+    m.emplace(f.stable->decl.name, std::move(ff));
+  }
+  return m;
+}
+
+Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const Resolution& resolution)
+    : files_(files), tracefs_(tracefs) {
+  for (const auto& b : resolution.available) {
+    Stable s;
+    s.binding = &b;
+    s.name = b.event->name;
+    s.dir = raw_dir(b.raw.system, b.raw.name);
+    s.fields = filter_fields_of(b);
+    for (const auto& f : b.fields)
+      if (f.conversion != Conversion::TaskState) s.raw_to_stable.emplace(f.raw.name, f.stable->decl.name);
+    stable_.push_back(std::move(s));
+  }
+  // The kernel lists its triggers in every trigger file; any event will do.
+  std::string text;
+  for (const auto& sys : tracefs_.systems()) {
+    auto events = tracefs_.events(sys);
+    if (!events.empty() && files_.read(raw_dir(sys, events[0]) + "/trigger", text) == 0) {
+      available_ = available_triggers_from(text);
+      break;
+    }
+  }
+}
+
+std::string Controller::raw_dir(const std::string& system, const std::string& event) const {
+  return "events/" + system + "/" + event;
+}
+
+bool Controller::raw_exists(const std::string& system, const std::string& event) const {
+  return contains(tracefs_.events(system), event);
+}
+
+int Controller::refuse(const std::string& where, int err, const std::string& message, std::string_view command,
+                       std::size_t caret) {
+  log_.add(where, message, std::string(command), caret);
+  return err;
+}
+
+int Controller::kernel_refused(const std::string& where, int err, std::string_view command,
+                               const TranslatedFilter* filter, std::size_t filter_pos) {
+  std::string klog, message, kcommand;
+  std::size_t caret = 0;
+  if (files_.read("error_log", klog) == 0 && ErrorLog::parse_last(klog, message, kcommand, caret)) {
+    files_.truncate("error_log");
+    // The kernel points into the raw filter; point into what the user wrote.
+    caret = filter_pos + (filter ? filter->stable_pos_of(caret) : caret);
+  } else {
+    message = std::strerror(err);
+    caret = 0;
+  }
+  return refuse(where, err, message, command, caret);
+}
+
+bool Controller::check_size(const std::string& where, std::string_view data, int& err) {
+  if (data.size() < kPageSize) return true;
+  err = refuse(where, EINVAL, fmt::format("Command too long ({} bytes; the limit is {})", data.size(), kPageSize - 1),
+               "", 0);
+  return false;
+}
+
+int Controller::set_enabled(const std::string& dir, const std::string& user, bool on) {
+  auto& users = enable_users_[dir];
+  bool before = !users.empty();
+  bool had = users.count(user) > 0;
+  if (on)
+    users.insert(user);
+  else
+    users.erase(user);
+  bool after = !users.empty();
+  if (before == after) return 0;
+  if (int e = files_.write(dir + "/enable", after ? "1" : "0")) {
+    if (had)
+      users.insert(user);
+    else
+      users.erase(user);
+    return e;
+  }
+  return 0;
+}
+
+// ---- enable
+
+int Controller::read_enable(std::size_t index, std::string& out) {
+  std::lock_guard lock(mu_);
+  const Stable& s = stable_.at(index);
+  std::string k;
+  if (int e = files_.read(s.dir + "/enable", k)) return e;
+  // "0*"/"1*": a trigger holds the event in soft mode; show the kernel's state.
+  if (k.find('*') != std::string::npos) {
+    out = k;
+    return 0;
+  }
+  out = enable_users_[s.dir].count("stable:" + s.name) ? "1\n" : "0\n";
+  return 0;
+}
+
+static bool parse_bool(std::string_view data, bool& on) {
+  std::string v = trimmed(data);
+  if (v != "0" && v != "1") return false;
+  on = v == "1";
+  return true;
+}
+
+int Controller::write_enable(std::size_t index, std::string_view data) {
+  std::lock_guard lock(mu_);
+  const Stable& s = stable_.at(index);
+  std::string where = s.name + "/enable";
+  int err;
+  if (!check_size(where, data, err)) return err;
+  bool on;
+  if (!parse_bool(data, on)) return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable", shown(data), 0);
+  if (int e = set_enabled(s.dir, "stable:" + s.name, on)) return kernel_refused(where, e, shown(data), nullptr, 0);
+  return 0;
+}
+
+int Controller::write_raw_enable(const std::string& system, const std::string& event, std::string_view data) {
+  std::lock_guard lock(mu_);
+  std::string where = fmt::format("raw/{}/{}/enable", system, event);
+  int err;
+  if (!check_size(where, data, err)) return err;
+  bool on;
+  if (!parse_bool(data, on)) return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable", shown(data), 0);
+  if (int e = set_enabled(raw_dir(system, event), "raw", on)) return kernel_refused(where, e, shown(data), nullptr, 0);
+  return 0;
+}
+
+// ---- filter
+
+int Controller::read_filter(std::size_t index, std::string& out) {
+  std::lock_guard lock(mu_);
+  const Stable& s = stable_.at(index);
+  std::string k;
+  if (int e = files_.read(s.dir + "/filter", k)) return e;
+  std::string raw = trimmed(k);
+  if (raw == "none") {
+    out = k;
+    return 0;
+  }
+  auto it = filters_.find(s.dir);
+  if (it != filters_.end() && it->second.first == raw)
+    out = it->second.second + "\n";
+  else
+    out = rename_filter_fields(raw, s.raw_to_stable) + "\n";
+  return 0;
+}
+
+int Controller::write_filter(std::size_t index, std::string_view data) {
+  std::lock_guard lock(mu_);
+  const Stable& s = stable_.at(index);
+  std::string where = s.name + "/filter";
+  int err;
+  if (!check_size(where, data, err)) return err;
+  std::string text = trimmed(data);
+  if (text == "0") {
+    if (int e = files_.write(s.dir + "/filter", "0")) return kernel_refused(where, e, text, nullptr, 0);
+    filters_.erase(s.dir);
+    return 0;
+  }
+  TranslatedFilter tf;
+  FilterError fe;
+  if (!translate_filter(text, s.fields, tf, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
+  if (int e = files_.write(s.dir + "/filter", tf.raw)) return kernel_refused(where, e, text, &tf, 0);
+  filters_[s.dir] = {tf.raw, text};
+  return 0;
+}
+
+int Controller::write_raw_filter(const std::string& system, const std::string& event, std::string_view data) {
+  std::lock_guard lock(mu_);
+  std::string where = fmt::format("raw/{}/{}/filter", system, event);
+  int err;
+  if (!check_size(where, data, err)) return err;
+  std::string text = trimmed(data);
+  if (text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
+  std::string dir = raw_dir(system, event);
+  if (int e = files_.write(dir + "/filter", text)) return kernel_refused(where, e, text, nullptr, 0);
+  filters_.erase(dir);
+  return 0;
+}
+
+// ---- trigger
+
+int Controller::check_command(const std::string& where, const TriggerCommand& t, std::string_view text) {
+  if (!known_commands().count(t.command))
+    return refuse(where, EINVAL, fmt::format("Unknown command '{}' (available: {})", t.command, join(available_)),
+                  text, t.command_pos);
+  if (!contains(available_, t.command))
+    return refuse(where, EINVAL,
+                  fmt::format("Command '{}' is not available on this kernel (available: {})", t.command,
+                              join(available_)),
+                  text, t.command_pos);
+  return 0;
+}
+
+int Controller::apply_triggers(const std::string& where,
+                               const std::vector<std::pair<std::string, std::string>>& writes, bool removing,
+                               std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos) {
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    const auto& [dir, cmd] = writes[i];
+    if (int e = files_.write(dir + "/trigger", cmd)) {
+      int result = kernel_refused(where, e, text, filter, filter_pos);
+      if (!removing) {
+        // Undo what this write already added: a refused write changes nothing.
+        for (std::size_t j = 0; j < i; ++j) {
+          std::string undo = writes[j].second.substr(0, writes[j].second.find(" if "));
+          auto colon = undo.rfind(':');
+          bool counted = colon != std::string::npos &&
+                         undo.find_first_not_of("0123456789", colon + 1) == std::string::npos;
+          if (counted) undo = undo.substr(0, colon);
+          files_.write(writes[j].first + "/trigger", "!" + undo);
+        }
+      }
+      return result;
+    }
+  }
+  return 0;
+}
+
+int Controller::write_trigger(std::size_t index, std::string_view data) {
+  std::lock_guard lock(mu_);
+  const Stable& s = stable_.at(index);
+  std::string where = s.name + "/trigger";
+  int err;
+  if (!check_size(where, data, err)) return err;
+  TriggerCommand t;
+  FilterError fe;
+  std::string text = shown(data);
+  if (!parse_trigger(data, TargetStyle::Stable, t, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
+  if (int e = check_command(where, t, text)) return e;
+  if (t.command == "hist" || t.command == "enable_hist" || t.command == "disable_hist")
+    return refuse(where, EINVAL,
+                  fmt::format("'{}' triggers name raw fields: use raw/{}/{}/trigger", t.command,
+                              s.binding->raw.system, s.binding->raw.name),
+                  text, t.command_pos);
+  // Targets: one kernel target per raw event the matching stable events use.
+  std::vector<std::pair<std::string, std::string>> targets;  // kernel target, stable name
+  if (t.takes_target()) {
+    for (const auto& other : stable_) {
+      bool match = is_glob(t.target) ? fnmatch(t.target.c_str(), other.name.c_str(), 0) == 0 : t.target == other.name;
+      if (!match) continue;
+      std::string k = other.binding->raw.system + ":" + other.binding->raw.name;
+      bool seen = false;
+      for (const auto& [kt, n] : targets) seen |= kt == k;
+      if (!seen) targets.emplace_back(k, other.name);
+    }
+    if (targets.empty())
+      return refuse(where, EINVAL,
+                    is_glob(t.target) ? fmt::format("No stable event matches '{}'", t.target)
+                                      : fmt::format("Unknown event '{}' (see available_events)", t.target),
+                    text, t.target_pos);
+  } else {
+    targets.emplace_back("", "");
+  }
+  TranslatedFilter tf;
+  if (t.has_filter) {
+    if (!translate_filter(t.filter, s.fields, tf, fe))
+      return refuse(where, EINVAL, fe.message, text, t.filter_pos + fe.pos);
+  }
+  std::vector<std::pair<std::string, std::string>> writes;
+  for (const auto& [kt, name] : targets) writes.emplace_back(s.dir, t.kernel_text(kt, tf.raw));
+  if (int e = apply_triggers(where, writes, t.remove, text, t.has_filter ? &tf : nullptr, t.filter_pos)) return e;
+  for (const auto& [kt, name] : targets) {
+    std::string identity = t.command + (kt.empty() ? "" : ":" + kt);
+    if (t.remove) {
+      for (auto it = applied_.begin(); it != applied_.end();)
+        it = (std::get<0>(it->first) == s.dir && std::get<1>(it->first) == identity) ? applied_.erase(it) : std::next(it);
+    } else {
+      applied_[{s.dir, identity, tf.raw}] = {name, t.has_filter ? trimmed(t.filter) : ""};
+    }
+  }
+  return 0;
+}
+
+int Controller::write_raw_trigger(const std::string& system, const std::string& event, std::string_view data) {
+  std::lock_guard lock(mu_);
+  std::string where = fmt::format("raw/{}/{}/trigger", system, event);
+  int err;
+  if (!check_size(where, data, err)) return err;
+  TriggerCommand t;
+  FilterError fe;
+  std::string text = shown(data);
+  if (!parse_trigger(data, TargetStyle::Raw, t, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
+  if (int e = check_command(where, t, text)) return e;
+  std::string dir = raw_dir(system, event);
+  std::vector<std::pair<std::string, std::string>> writes;
+  if (t.command.find("hist") != std::string::npos) {
+    writes.emplace_back(dir, trimmed(data));
+  } else if (t.takes_target()) {
+    // The kernel takes one <system>:<event>; globs are expanded here.
+    std::string tsys = t.target.substr(0, t.target.find(':'));
+    std::string tev = t.target.substr(t.target.find(':') + 1);
+    std::vector<std::string> matches;
+    for (const auto& sys : tracefs_.systems()) {
+      if (is_glob(tsys) ? fnmatch(tsys.c_str(), sys.c_str(), 0) != 0 : sys != tsys) continue;
+      for (const auto& ev : tracefs_.events(sys))
+        if (is_glob(tev) ? fnmatch(tev.c_str(), ev.c_str(), 0) == 0 : ev == tev) matches.push_back(sys + ":" + ev);
+    }
+    if (matches.empty())
+      return refuse(where, EINVAL,
+                    is_glob(t.target) ? fmt::format("No event matches '{}'", t.target)
+                                      : fmt::format("Unknown event '{}'", t.target),
+                    text, t.target_pos);
+    for (const auto& m : matches) writes.emplace_back(dir, t.kernel_text(m, t.filter));
+  } else {
+    writes.emplace_back(dir, t.kernel_text("", t.filter));
+  }
+  return apply_triggers(where, writes, t.remove, text, nullptr, t.filter_pos);
+}
+
+std::string Controller::translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) {
+  std::string head = line, raw_filter;
+  bool has_filter = false;
+  if (auto at = line.find(" if "); at != std::string::npos) {
+    head = line.substr(0, at);
+    raw_filter = line.substr(at + 4);
+    has_filter = true;
+  }
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t k = 0; k <= head.size(); ++k)
+    if (k == head.size() || head[k] == ':') {
+      parts.push_back(head.substr(start, k - start));
+      start = k + 1;
+    }
+  std::string cmd = parts[0], ktarget, rest;
+  std::size_t next = 1;
+  if ((cmd == "enable_event" || cmd == "disable_event") && parts.size() >= 4) {
+    ktarget = parts[1] + ":" + parts[2];
+    next = 3;
+  }
+  for (std::size_t k = next; k < parts.size(); ++k) rest += ":" + parts[k];
+  std::string identity = cmd + (ktarget.empty() ? "" : ":" + ktarget);
+  std::string target = ktarget, filter = raw_filter;
+  auto it = applied_.find({dir, identity, has_filter ? raw_filter : ""});
+  if (it != applied_.end()) {
+    target = it->second.stable_target;
+    filter = it->second.stable_filter;
+  } else {
+    for (const auto& other : stable_)
+      if (other.binding->raw.system + ":" + other.binding->raw.name == ktarget) {
+        target = other.name;
+        break;
+      }
+    if (s) filter = rename_filter_fields(raw_filter, s->raw_to_stable);
+  }
+  std::string out = cmd + (target.empty() ? "" : ":" + target) + rest;
+  if (has_filter) out += " if " + filter;
+  return out;
+}
+
+int Controller::read_trigger(std::size_t index, std::string& out) {
+  std::lock_guard lock(mu_);
+  const Stable& s = stable_.at(index);
+  std::string k;
+  if (int e = files_.read(s.dir + "/trigger", k)) return e;
+  if (k.rfind("#", 0) == 0) {  // no triggers: the kernel's header, as it is
+    out = k;
+    return 0;
+  }
+  out.clear();
+  for (const auto& line : lines_of(k)) out += translate_trigger_line(&s, s.dir, line) + "\n";
+  return 0;
+}
+
+int Controller::read_raw(const std::string& system, const std::string& event, const std::string& file,
+                         std::string& out) {
+  std::lock_guard lock(mu_);
+  return files_.read(raw_dir(system, event) + "/" + file, out);
+}
+
+}  // namespace eventfs

@@ -1,0 +1,88 @@
+// The control files: enable, filter and trigger of stable and raw events,
+// translated to the kernel's names and applied in eventfs's own instance.
+// Every write is validated whole before anything is applied; a refused write
+// changes nothing and leaves a line in error_log.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "control/error_log.h"
+#include "control/filter.h"
+#include "control/trigger.h"
+#include "projection/binding.h"
+#include "tracefs/instance.h"
+#include "tracefs/tracefs.h"
+
+namespace eventfs {
+
+class Controller {
+ public:
+  // `files` is eventfs's instance; `tracefs` lists the kernel's raw events;
+  // `resolution` the stable events. All must outlive the controller.
+  Controller(const InstanceFiles& files, const Tracefs& tracefs, const Resolution& resolution);
+
+  // Stable event `index` (into resolution.available).
+  int read_enable(std::size_t index, std::string& out);
+  int write_enable(std::size_t index, std::string_view data);
+  int read_filter(std::size_t index, std::string& out);
+  int write_filter(std::size_t index, std::string_view data);
+  int read_trigger(std::size_t index, std::string& out);
+  int write_trigger(std::size_t index, std::string_view data);
+
+  // raw/<system>/<event>/{enable,filter,trigger}: the kernel's names as they are.
+  int read_raw(const std::string& system, const std::string& event, const std::string& file, std::string& out);
+  int write_raw_enable(const std::string& system, const std::string& event, std::string_view data);
+  int write_raw_filter(const std::string& system, const std::string& event, std::string_view data);
+  int write_raw_trigger(const std::string& system, const std::string& event, std::string_view data);
+
+  ErrorLog& error_log() { return log_; }
+  const std::vector<std::string>& available_triggers() const { return available_; }
+
+ private:
+  struct Stable {
+    const Binding* binding;
+    std::string name;
+    std::string dir;  // "events/<sys>/<raw>" in the instance
+    FilterFieldMap fields;
+    std::map<std::string, std::string> raw_to_stable;
+  };
+  // What eventfs wrote, so read-back can show the user's own words.
+  struct Applied {
+    std::string stable_target;  // empty when the trigger has none
+    std::string stable_filter;
+  };
+  using AppliedKey = std::tuple<std::string, std::string, std::string>;  // dir, cmd:target, raw filter
+
+  int refuse(const std::string& where, int err, const std::string& message, std::string_view command,
+             std::size_t caret);
+  int kernel_refused(const std::string& where, int err, std::string_view command,
+                     const TranslatedFilter* filter, std::size_t filter_pos);
+  bool check_size(const std::string& where, std::string_view data, int& err);
+  int set_enabled(const std::string& dir, const std::string& user, bool on);
+  int check_command(const std::string& where, const TriggerCommand& t, std::string_view text);
+  int apply_triggers(const std::string& where, const std::vector<std::pair<std::string, std::string>>& writes,
+                     bool removing, std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos);
+  std::string translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line);
+  std::string raw_dir(const std::string& system, const std::string& event) const;
+  bool raw_exists(const std::string& system, const std::string& event) const;
+
+  const InstanceFiles& files_;
+  const Tracefs& tracefs_;
+  std::vector<Stable> stable_;
+  std::vector<std::string> available_;
+  std::mutex mu_;
+  std::map<std::string, std::set<std::string>> enable_users_;  // dir -> users
+  std::map<AppliedKey, Applied> applied_;
+  std::map<std::string, std::pair<std::string, std::string>> filters_;  // dir -> raw, stable
+  ErrorLog log_;
+};
+
+// Sets up the field renaming of one stable event (exposed for tests).
+FilterFieldMap filter_fields_of(const Binding& b);
+
+}  // namespace eventfs

@@ -1,0 +1,238 @@
+#include "control/filter.h"
+
+#include <cctype>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace eventfs {
+namespace {
+
+bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+
+bool kernel_field(const std::string& name) {
+  return name.rfind("common_", 0) == 0 || name == "CPU" || name == "COMM" || name == "cpu" ||
+         name == "comm";
+}
+
+struct Fail {
+  std::string message;
+  std::size_t pos;
+};
+
+class FilterParser {
+ public:
+  FilterParser(std::string_view text, const FilterFieldMap& fields) : s_(text), fields_(fields) {}
+
+  TranslatedFilter run() {
+    skip();
+    if (i_ == s_.size()) throw Fail{"Meaningless filter expression", 0};
+    parse_or();
+    skip();
+    if (i_ != s_.size()) {
+      if (s_[i_] == ')') throw Fail{"Unbalanced parens", i_};
+      throw Fail{"Invalid operator", i_};
+    }
+    out_.raw += s_.substr(copied_);
+    return std::move(out_);
+  }
+
+ private:
+  void skip() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  bool at(const char* tok) {
+    skip();
+    return s_.compare(i_, std::strlen(tok), tok) == 0;
+  }
+
+  void parse_or() {
+    parse_and();
+    while (at("||")) {
+      i_ += 2;
+      parse_and();
+    }
+  }
+  void parse_and() {
+    parse_unary();
+    while (at("&&")) {
+      i_ += 2;
+      parse_unary();
+    }
+  }
+  void parse_unary() {
+    skip();
+    if (i_ == s_.size()) throw Fail{"Missing field name and/or value", i_};
+    if (s_[i_] == '!' && !at("!=")) {
+      ++i_;
+      parse_unary();
+      return;
+    }
+    if (s_[i_] == '(') {
+      std::size_t open = i_++;
+      parse_or();
+      if (!at(")")) throw Fail{"Unbalanced parens", open};
+      ++i_;
+      return;
+    }
+    parse_predicate();
+  }
+
+  std::string read_op(std::size_t& pos) {
+    skip();
+    pos = i_;
+    for (const char* op : {"==", "!=", "<=", ">=", "<", ">", "~", "&"}) {
+      std::size_t n = std::strlen(op);
+      if (s_.compare(i_, n, op) == 0 && !(n == 1 && op[0] == '&' && s_.compare(i_, 2, "&&") == 0)) {
+        i_ += n;
+        return op;
+      }
+    }
+    throw Fail{"Invalid operator", i_};
+  }
+
+  // A value: a quoted string, or a run of characters up to a blank, a
+  // parenthesis or a logical operator.
+  std::string read_value(std::size_t& pos) {
+    skip();
+    pos = i_;
+    if (i_ < s_.size() && (s_[i_] == '"' || s_[i_] == '\'')) {
+      char q = s_[i_];
+      std::size_t end = s_.find(q, i_ + 1);
+      if (end == std::string_view::npos) throw Fail{"Missing closing quote", i_};
+      i_ = end + 1;
+      return std::string(s_.substr(pos + 1, end - pos - 1));
+    }
+    while (i_ < s_.size() && !std::isspace(static_cast<unsigned char>(s_[i_])) && s_[i_] != '(' &&
+           s_[i_] != ')' && !(s_.compare(i_, 2, "&&") == 0) && !(s_.compare(i_, 2, "||") == 0))
+      ++i_;
+    if (i_ == pos) throw Fail{"Missing field name and/or value", pos};
+    return std::string(s_.substr(pos, i_ - pos));
+  }
+
+  void replace(std::size_t pos, std::size_t len, const std::string& with) {
+    out_.raw += s_.substr(copied_, pos - copied_);
+    out_.spans.push_back({pos, len, out_.raw.size(), with.size()});
+    out_.raw += with;
+    copied_ = pos + len;
+  }
+
+  void parse_predicate() {
+    skip();
+    std::size_t fpos = i_;
+    if (i_ >= s_.size() || !is_ident_start(s_[i_])) throw Fail{"Missing field name and/or value", i_};
+    while (i_ < s_.size() && is_ident_char(s_[i_])) ++i_;
+    std::string name(s_.substr(fpos, i_ - fpos));
+    std::size_t op_pos, vpos;
+    std::string op = read_op(op_pos);
+    std::string value = read_value(vpos);
+    std::size_t end = i_;
+    auto it = fields_.find(name);
+    if (it == fields_.end()) {
+      if (kernel_field(name)) return;
+      throw Fail{"Field not found", fpos};
+    }
+    const FilterField& f = it->second;
+    if (!f.task_state) {
+      if (f.raw_name != name) replace(fpos, name.size(), f.raw_name);
+      return;
+    }
+    if (op != "==" && op != "!=")
+      throw Fail{fmt::format("Illegal operation for field type: {} is a task state letter; use == or !=", name),
+                 op_pos};
+    replace(fpos, end - fpos, task_state_predicate(f, op == "==", value, vpos));
+  }
+
+  std::string task_state_predicate(const FilterField& f, bool equal, const std::string& letter, std::size_t vpos) {
+    std::uint64_t all = 0, lower = 0, bit = 0;
+    bool found = false;
+    for (const auto& [value, name] : f.states) {
+      if (!found && name == letter) {
+        bit = value;
+        lower = all;
+        found = true;
+      }
+      all |= value;
+    }
+    std::string expr;
+    if (letter == "R") {
+      expr = fmt::format("({} & {})", f.raw_name, all);
+      equal = !equal;  // R: no state bit is set
+    } else if (!found) {
+      std::string known = "R";
+      for (const auto& [value, name] : f.states) known += " " + name;
+      throw Fail{fmt::format("Invalid task state '{}' (this kernel has: {})", letter, known), vpos};
+    } else if (lower == 0) {
+      expr = fmt::format("({} & {})", f.raw_name, bit);
+    } else {
+      expr = fmt::format("({} & {} && !({} & {}))", f.raw_name, bit, f.raw_name, lower);
+    }
+    return equal ? expr : "!" + expr;
+  }
+
+  std::string_view s_;
+  const FilterFieldMap& fields_;
+  std::size_t i_ = 0;
+  std::size_t copied_ = 0;
+  TranslatedFilter out_;
+};
+
+}  // namespace
+
+std::size_t TranslatedFilter::stable_pos_of(std::size_t raw_pos) const {
+  long shift = 0;
+  for (const auto& s : spans) {
+    if (raw_pos < s.raw_pos) break;
+    if (raw_pos < s.raw_pos + s.raw_len) return s.stable_pos;
+    shift = static_cast<long>(s.stable_pos + s.stable_len) - static_cast<long>(s.raw_pos + s.raw_len);
+  }
+  long p = static_cast<long>(raw_pos) + shift;
+  return p < 0 ? 0 : static_cast<std::size_t>(p);
+}
+
+bool translate_filter(std::string_view stable, const FilterFieldMap& fields, TranslatedFilter& out,
+                      FilterError& err) {
+  try {
+    out = FilterParser(stable, fields).run();
+    return true;
+  } catch (const Fail& f) {
+    err = {f.message, f.pos};
+    return false;
+  }
+}
+
+std::string rename_filter_fields(std::string_view raw, const std::map<std::string, std::string>& raw_to_stable) {
+  std::string out;
+  std::size_t i = 0;
+  char quote = 0;
+  while (i < raw.size()) {
+    char c = raw[i];
+    if (quote) {
+      out += c;
+      if (c == quote) quote = 0;
+      ++i;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      out += c;
+      ++i;
+    } else if (is_ident_start(c) && (i == 0 || !is_ident_char(raw[i - 1]))) {
+      std::size_t j = i;
+      while (j < raw.size() && is_ident_char(raw[j])) ++j;
+      std::string word(raw.substr(i, j - i));
+      // Only a word followed by an operator is a field name.
+      std::size_t k = j;
+      while (k < raw.size() && raw[k] == ' ') ++k;
+      bool is_field = k < raw.size() && std::strchr("=!<>&~", raw[k]) && raw.compare(k, 2, "&&") != 0;
+      auto it = raw_to_stable.find(word);
+      out += (is_field && it != raw_to_stable.end()) ? it->second : word;
+      i = j;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace eventfs

@@ -1,0 +1,57 @@
+// The kernel's event filter grammar (Documentation/trace/events.rst, "Event
+// filtering"), translated between stable and raw field names.
+//
+//   expr := pred | '(' expr ')' | '!' expr | expr '&&' expr | expr '||' expr
+//   pred := field op value        op := == != < <= > >= & ~
+//
+// Translation rewrites only the field names (and, for a task_state() field,
+// the whole predicate), so the rest of the text stays as the user wrote it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/raw_event.h"
+
+namespace eventfs {
+
+// How one stable field name appears in the raw event.
+struct FilterField {
+  std::string raw_name;
+  bool task_state = false;
+  FlagTable states;  // task_state only
+};
+
+// Stable field name -> raw. Names starting with common_, and CPU and COMM,
+// are the kernel's own and pass through unchanged.
+using FilterFieldMap = std::map<std::string, FilterField>;
+
+struct FilterError {
+  std::string message;  // the kernel's wording where it has one
+  std::size_t pos = 0;  // byte offset into the text the user wrote
+};
+
+// A translated filter and where each rewritten piece came from, so that an
+// error position in the raw text maps back to the stable text.
+struct TranslatedFilter {
+  std::string raw;
+  struct Span {
+    std::size_t stable_pos, stable_len, raw_pos, raw_len;
+  };
+  std::vector<Span> spans;
+  std::size_t stable_pos_of(std::size_t raw_pos) const;
+};
+
+// Stable -> raw; false with an error (nothing to apply) when the filter is
+// malformed, names an unknown field, or uses a computed field in a way that
+// cannot be inverted.
+bool translate_filter(std::string_view stable, const FilterFieldMap& fields,
+                      TranslatedFilter& out, FilterError& err);
+
+// Raw -> stable for read-back: renames raw field names that a plain stable
+// field maps to; anything else is left as the kernel printed it.
+std::string rename_filter_fields(std::string_view raw, const std::map<std::string, std::string>& raw_to_stable);
+
+}  // namespace eventfs

@@ -1,0 +1,221 @@
+#include "tracefs/instance.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace eventfs {
+namespace {
+
+constexpr long kTracefsMagic = 0x74726163;
+constexpr const char* kOwnerDir = "/run/eventfs";
+
+int read_file(const std::string& path, std::string& out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  out.clear();
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return e;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return 0;
+}
+
+int write_file(const std::string& path, std::string_view data, int extra_flags = 0) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | extra_flags);
+  if (fd < 0) return errno;
+  int err = 0;
+  if (!data.empty()) {
+    ssize_t n;
+    do n = ::write(fd, data.data(), data.size());
+    while (n < 0 && errno == EINTR);
+    if (n < 0) err = errno;
+  }
+  ::close(fd);
+  return err;
+}
+
+std::vector<std::string> subdirs(const std::string& path) {
+  std::vector<std::string> out;
+  DIR* d = opendir(path.c_str());
+  if (!d) return out;
+  while (dirent* de = readdir(d))
+    if (de->d_type == DT_DIR && std::strcmp(de->d_name, ".") && std::strcmp(de->d_name, ".."))
+      out.emplace_back(de->d_name);
+  closedir(d);
+  return out;
+}
+
+// "enable_event:sched:x:count=3 if a == 1" -> "!enable_event:sched:x"
+std::string removal_of(const std::string& line) {
+  std::string cmd = line.substr(0, line.find(" if "));
+  if (auto sp = cmd.find(' '); sp != std::string::npos) cmd = cmd.substr(0, sp);
+  if (cmd.rfind("hist", 0) == 0) return "!" + cmd;
+  auto colon = cmd.rfind(':');
+  if (colon != std::string::npos) {
+    std::string last = cmd.substr(colon + 1);
+    if (last == "unlimited" || last.rfind("count=", 0) == 0) cmd = cmd.substr(0, colon);
+  }
+  return "!" + cmd;
+}
+
+// A process that has exited but not been reaped no longer owns anything.
+bool alive(pid_t pid) {
+  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' && stat[close + 2] != 'X';
+}
+
+// The start time of a process (field 22 of /proc/PID/stat), to tell a live
+// owner from a recycled pid; empty if there is no such process.
+std::string start_time_of(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return {};
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return {};
+  std::istringstream rest(stat.substr(close + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && rest >> f; ++i)
+    if (i == 22) return f;
+  return {};
+}
+
+struct Owner {
+  pid_t pid = 0;
+  std::string start;
+  std::string root;
+};
+
+bool read_owner(const std::string& name, Owner& o) {
+  std::ifstream in(Instance::owner_record(name));
+  return static_cast<bool>(in >> o.pid >> o.start >> o.root);
+}
+
+int write_owner(const std::string& name, const std::string& root) {
+  mkdir(kOwnerDir, 0755);
+  std::ofstream out(Instance::owner_record(name), std::ios::trunc);
+  out << getpid() << ' ' << start_time_of(getpid()) << ' ' << root << '\n';
+  return out ? 0 : EIO;
+}
+
+}  // namespace
+
+bool is_tracefs(const std::string& path) {
+  struct statfs s;
+  return statfs(path.c_str(), &s) == 0 && s.f_type == kTracefsMagic;
+}
+
+std::string Instance::owner_record(const std::string& name) {
+  return fmt::format("{}/{}.owner", kOwnerDir, name);
+}
+
+void clear_instance(const std::string& path) {
+  const std::string events = path + "/events";
+  // Triggers first: an enable_event trigger holds its target event.
+  for (const auto& sys : subdirs(events)) {
+    for (const auto& ev : subdirs(events + "/" + sys)) {
+      std::string trig = events + "/" + sys + "/" + ev + "/trigger", text;
+      if (read_file(trig, text) != 0) continue;
+      std::istringstream lines(text);
+      std::string line;
+      while (std::getline(lines, line))
+        if (!line.empty() && line[0] != '#') write_file(trig, removal_of(line));
+    }
+  }
+  write_file(events + "/enable", "0");
+}
+
+Instance::Instance(std::string root, std::string name)
+    : root_(std::move(root)), name_(std::move(name)), path_(root_ + "/instances/" + name_) {}
+
+Instance::~Instance() { remove(); }
+
+int Instance::open(const std::string& root, const std::string& name, std::unique_ptr<Instance>& out,
+                   std::string& message) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    message = fmt::format("instance={}: not a valid instance name", name);
+    return EINVAL;
+  }
+  std::unique_ptr<Instance> inst(new Instance(root, name));
+  struct stat st;
+  if (stat(inst->path_.c_str(), &st) == 0) {
+    Owner o;
+    if (!read_owner(name, o) || o.root != root) {
+      message = fmt::format(
+          "tracefs instance {} exists and was not made by eventfs; leaving it alone "
+          "(remove it with rmdir, or choose another with -o instance=NAME)",
+          inst->path_);
+      return EEXIST;
+    }
+    if (alive(o.pid) && start_time_of(o.pid) == o.start) {
+      message = fmt::format("tracefs instance {} is in use by eventfs (pid {}); choose another with -o instance=NAME",
+                            inst->path_, o.pid);
+      return EBUSY;
+    }
+    // Left behind by a daemon that was killed: reclaim it.
+    clear_instance(inst->path_);
+    if (rmdir(inst->path_.c_str()) != 0) {
+      int e = errno;
+      message = fmt::format("cannot reclaim the stale instance {}: {}", inst->path_, std::strerror(e));
+      return e;
+    }
+  }
+  if (mkdir(inst->path_.c_str(), 0755) != 0) {
+    int e = errno;
+    message = fmt::format("cannot create tracefs instance {}: {}", inst->path_, std::strerror(e));
+    return e;
+  }
+  inst->owned_ = true;
+  if (int e = write_owner(name, root)) {
+    rmdir(inst->path_.c_str());
+    message = fmt::format("cannot record the owner of {} in {}: {}", inst->path_, owner_record(name),
+                          std::strerror(e));
+    return e;
+  }
+  out = std::move(inst);
+  return 0;
+}
+
+int Instance::record_owner() { return write_owner(name_, root_); }
+
+void Instance::remove() {
+  if (!owned_) return;
+  owned_ = false;
+  clear_instance(path_);
+  rmdir(path_.c_str());
+  unlink(owner_record(name_).c_str());
+}
+
+int Instance::read(const std::string& rel, std::string& out) const { return read_file(path_ + "/" + rel, out); }
+
+int Instance::write(const std::string& rel, std::string_view data) const {
+  return write_file(path_ + "/" + rel, data);
+}
+
+int Instance::truncate(const std::string& rel) const { return write_file(path_ + "/" + rel, {}, O_TRUNC); }
+
+}  // namespace eventfs

@@ -1,0 +1,63 @@
+// eventfs's own tracefs instance: every write eventfs makes goes here, never
+// to the top-level instance.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace eventfs {
+
+// Reads and writes of files inside an instance, by path relative to it
+// ("events/sched/sched_switch/trigger"). Each write is one write(2), as the
+// kernel parses control files per write. Returns 0 or an errno.
+class InstanceFiles {
+ public:
+  virtual ~InstanceFiles() = default;
+  virtual int read(const std::string& rel, std::string& out) const = 0;
+  virtual int write(const std::string& rel, std::string_view data) const = 0;
+  // Opens with O_TRUNC and writes nothing (clears error_log).
+  virtual int truncate(const std::string& rel) const = 0;
+  virtual const std::string& path() const = 0;
+};
+
+class Instance final : public InstanceFiles {
+ public:
+  // Creates instances/<name> under the tracefs at `root`, or reclaims one that
+  // an eventfs daemon which is no longer running left behind. Refuses (with a
+  // one-line message) an instance that another program made or that a live
+  // eventfs daemon owns.
+  static int open(const std::string& root, const std::string& name, std::unique_ptr<Instance>& out,
+                  std::string& message);
+  ~Instance() override;
+
+  int read(const std::string& rel, std::string& out) const override;
+  int write(const std::string& rel, std::string_view data) const override;
+  int truncate(const std::string& rel) const override;
+  const std::string& path() const override { return path_; }
+
+  // Removes every trigger (the kernel needs that before the events can go),
+  // disables every event and removes the instance and its ownership record.
+  // Idempotent; also run by the destructor.
+  void remove();
+
+  // Records this process as the owner (again: after fuse_daemonize forks).
+  int record_owner();
+
+  // Where the ownership records of instances live.
+  static std::string owner_record(const std::string& name);
+
+ private:
+  Instance(std::string root, std::string name);
+  std::string root_, name_, path_;
+  bool owned_ = false;  // created by this process: only then is it removed
+};
+
+// Removes all triggers in the instance at `instance_path`, disables all its
+// events. Used at shutdown and when reclaiming a stale instance.
+void clear_instance(const std::string& instance_path);
+
+// Whether `path` is on a tracefs (statfs magic), as opposed to a plain copy.
+bool is_tracefs(const std::string& path);
+
+}  // namespace eventfs
