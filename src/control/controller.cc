@@ -14,12 +14,6 @@ namespace {
 
 constexpr std::size_t kPageSize = 4096;  // the kernel refuses control writes of a page or more
 
-const std::set<std::string>& known_commands() {
-  static const std::set<std::string> k = {"traceon", "traceoff", "stacktrace", "snapshot", "enable_event",
-                                          "disable_event", "hist", "enable_hist", "disable_hist"};
-  return k;
-}
-
 std::string trimmed(std::string_view s) {
   std::size_t b = 0, e = s.size();
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
@@ -204,8 +198,8 @@ int Controller::read_filter(std::size_t index, std::string& out) {
     return 0;
   }
   auto it = filters_.find(s.dir);
-  if (it != filters_.end() && it->second.first == raw)
-    out = it->second.second + "\n";
+  if (it != filters_.end() && it->second.raw == raw && it->second.writer == index)
+    out = it->second.stable + "\n";
   else
     out = rename_filter_fields(raw, s.raw_to_stable) + "\n";
   return 0;
@@ -227,7 +221,7 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
   FilterError fe;
   if (!translate_filter(text, s.fields, tf, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
   if (int e = files_.write(s.dir + "/filter", tf.raw)) return kernel_refused(where, e, text, &tf, 0);
-  filters_[s.dir] = {tf.raw, text};
+  filters_[s.dir] = {tf.raw, text, index};
   return 0;
 }
 
@@ -246,10 +240,12 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
 
 // ---- trigger
 
+std::string Controller::with_available(const std::string& message) const {
+  if (message.rfind("Unknown command", 0) != 0) return message;
+  return fmt::format("{} (available: {})", message, join(available_));
+}
+
 int Controller::check_command(const std::string& where, const TriggerCommand& t, std::string_view text) {
-  if (!known_commands().count(t.command))
-    return refuse(where, EINVAL, fmt::format("Unknown command '{}' (available: {})", t.command, join(available_)),
-                  text, t.command_pos);
   if (!contains(available_, t.command))
     return refuse(where, EINVAL,
                   fmt::format("Command '{}' is not available on this kernel (available: {})", t.command,
@@ -291,7 +287,8 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
   TriggerCommand t;
   FilterError fe;
   std::string text = shown(data);
-  if (!parse_trigger(data, TargetStyle::Stable, t, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
+  if (!parse_trigger(data, TargetStyle::Stable, t, fe))
+    return refuse(where, EINVAL, with_available(fe.message), text, fe.pos);
   if (int e = check_command(where, t, text)) return e;
   if (t.command == "hist" || t.command == "enable_hist" || t.command == "disable_hist")
     return refuse(where, EINVAL,
@@ -345,7 +342,8 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   TriggerCommand t;
   FilterError fe;
   std::string text = shown(data);
-  if (!parse_trigger(data, TargetStyle::Raw, t, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
+  if (!parse_trigger(data, TargetStyle::Raw, t, fe))
+    return refuse(where, EINVAL, with_available(fe.message), text, fe.pos);
   if (int e = check_command(where, t, text)) return e;
   std::string dir = raw_dir(system, event);
   std::vector<std::pair<std::string, std::string>> writes;

@@ -65,6 +65,7 @@ class Controller {
   bool check_size(const std::string& where, std::string_view data, int& err);
   int set_enabled(const std::string& dir, const std::string& user, bool on);
   int check_command(const std::string& where, const TriggerCommand& t, std::string_view text);
+  std::string with_available(const std::string& message) const;
   int apply_triggers(const std::string& where, const std::vector<std::pair<std::string, std::string>>& writes,
                      bool removing, std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos);
   std::string translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line);
@@ -78,7 +79,11 @@ class Controller {
   std::mutex mu_;
   std::map<std::string, std::set<std::string>> enable_users_;  // dir -> users
   std::map<AppliedKey, Applied> applied_;
-  std::map<std::string, std::pair<std::string, std::string>> filters_;  // dir -> raw, stable
+  struct AppliedFilter {
+    std::string raw, stable;
+    std::size_t writer;  // the stable event whose names `stable` is in
+  };
+  std::map<std::string, AppliedFilter> filters_;  // by raw event dir
   ErrorLog log_;
 };
 

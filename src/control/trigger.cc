@@ -1,5 +1,6 @@
 #include "control/trigger.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -19,6 +20,12 @@ bool all_digits(std::string_view s) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& known_trigger_commands() {
+  static const std::vector<std::string> k = {"traceon", "traceoff", "stacktrace", "snapshot", "enable_event",
+                                             "disable_event", "hist", "enable_hist", "disable_hist"};
+  return k;
+}
 
 bool is_glob(std::string_view p) { return p.find_first_of("*?[") != std::string_view::npos; }
 
@@ -86,6 +93,9 @@ bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out
     t.command = parts[0].first;
     t.command_pos = parts[0].second;
     if (t.command.empty()) throw Fail{"Missing command", t.command_pos};
+    const auto& known = known_trigger_commands();
+    if (std::find(known.begin(), known.end(), t.command) == known.end())
+      throw Fail{"Unknown command '" + t.command + "'", t.command_pos};
     std::size_t next = 1;
     if (t.takes_target()) {
       std::size_t want = style == TargetStyle::Raw ? 2 : 1;

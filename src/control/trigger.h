@@ -33,9 +33,13 @@ struct TriggerCommand {
 enum class TargetStyle { Stable, Raw };
 
 // Parses one write. Fails (with the kernel's wording where it has one, and
-// the byte offset of the problem) on empty input, more than one line,
+// the byte offset of the problem) on an unknown command, empty input, more than one line,
 // control bytes, a bad count, a missing target, an `if` without a filter.
 bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out, FilterError& err);
+
+// Every trigger command the kernel has ever had (whether this one has it is
+// in its "Available triggers" list).
+const std::vector<std::string>& known_trigger_commands();
 
 // The commands listed in a trigger file's "# Available triggers:" header.
 std::vector<std::string> available_triggers_from(std::string_view trigger_file_text);

@@ -1,0 +1,214 @@
+// The control translation against an in-memory instance: what reaches the
+// kernel for each accepted write, what reads back, and that refusals change
+// nothing.
+#include <gtest/gtest.h>
+
+#include "../common/refused_writes.h"
+#include "control/controller.h"
+#include "fake_instance.h"
+#include "fixture_kernels.h"
+
+namespace eventfs {
+namespace {
+
+using testing::FakeInstance;
+using testing::ResolvedFixture;
+
+constexpr const char* kSwitch = "events/sched/sched_switch";
+
+Catalog catalog_with_extra() {
+  Catalog c = testing::builtin_catalog();
+  CatalogError err;
+  // A second stable event over sched_switch, with renamed fields.
+  if (!parse_catalog("STABLE_EVENT(task_switch, sched:sched_switch, id=900,\n"
+                     " __field(pid_t, from) = prev_pid\n __field(pid_t, to) = next_pid\n"
+                     " __field(char, state) = task_state(prev_state))",
+                     "extra.catalog", c, err))
+    throw std::runtime_error(err.str());
+  return c;
+}
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  ControllerTest() : fx("linux-6.18", catalog_with_extra()), ctl(fake, *fx.tracefs, fx.resolution) {}
+
+  std::size_t index(const std::string& name) const {
+    for (std::size_t i = 0; i < fx.resolution.available.size(); ++i)
+      if (fx.resolution.available[i].event->name == name) return i;
+    throw std::runtime_error("no event " + name);
+  }
+  std::string read(int (Controller::*fn)(std::size_t, std::string&), const std::string& ev) {
+    std::string out;
+    EXPECT_EQ((ctl.*fn)(index(ev), out), 0);
+    return out;
+  }
+
+  FakeInstance fake;
+  ResolvedFixture fx;
+  Controller ctl;
+};
+
+TEST_F(ControllerTest, AvailableTriggersComeFromTheKernel) {
+  EXPECT_EQ(ctl.available_triggers(),
+            (std::vector<std::string>{"traceon", "traceoff", "stacktrace", "enable_event", "disable_event"}));
+}
+
+TEST_F(ControllerTest, EnableIsReferenceCountedOverOneRawEvent) {
+  std::size_t a = index("sched_switch"), b = index("task_switch");
+  ASSERT_EQ(ctl.write_enable(a, "1\n"), 0);
+  EXPECT_TRUE(fake.enabled(kSwitch));
+  ASSERT_EQ(ctl.write_enable(b, "1"), 0);
+  ASSERT_EQ(ctl.write_enable(a, "0\n"), 0);
+  EXPECT_TRUE(fake.enabled(kSwitch)) << "task_switch still uses it";
+  EXPECT_EQ(read(&Controller::read_enable, "sched_switch"), "0\n");
+  EXPECT_EQ(read(&Controller::read_enable, "task_switch"), "1\n");
+  ASSERT_EQ(ctl.write_enable(b, "0"), 0);
+  EXPECT_FALSE(fake.enabled(kSwitch));
+  ASSERT_EQ(ctl.write_enable(b, "0"), 0);  // disabling twice is not an error, as in tracefs
+}
+
+TEST_F(ControllerTest, EnableShowsTheKernelsSoftModeWhenATriggerArmsIt) {
+  ASSERT_EQ(ctl.write_trigger(index("sched_switch"), "enable_event:sched_wakeup\n"), 0);
+  EXPECT_EQ(read(&Controller::read_enable, "sched_wakeup"), "0*\n");
+}
+
+TEST_F(ControllerTest, FiltersAreRenamedBothWays) {
+  ASSERT_EQ(ctl.write_filter(index("task_switch"), "from == 1 && to != 2\n"), 0);
+  EXPECT_EQ(fake.filter(kSwitch), "prev_pid == 1 && next_pid != 2");
+  EXPECT_EQ(read(&Controller::read_filter, "task_switch"), "from == 1 && to != 2\n");
+  // The same raw filter seen through the other stable event, in its names.
+  EXPECT_EQ(read(&Controller::read_filter, "sched_switch"), "prev_pid == 1 && next_pid != 2\n");
+  ASSERT_EQ(ctl.write_filter(index("task_switch"), "0\n"), 0);
+  EXPECT_EQ(fake.filter(kSwitch), "");
+  EXPECT_EQ(read(&Controller::read_filter, "task_switch"), "none\n");
+}
+
+TEST_F(ControllerTest, TaskStateLettersBecomeBitTestsFromTheKernelsTable) {
+  struct {
+    const char* stable;
+    const char* raw;
+  } cases[] = {
+      {"state == 'S'", "(prev_state & 1)"},
+      {"state == \"D\"", "(prev_state & 2 && !(prev_state & 1))"},
+      {"state != 'D'", "!(prev_state & 2 && !(prev_state & 1))"},
+      {"state == R", "!(prev_state & 255)"},
+      {"state != 'R'", "(prev_state & 255)"},
+      {"from == 1 && (state == 'Z' || state == 'X')",
+       "prev_pid == 1 && ((prev_state & 32 && !(prev_state & 31)) || (prev_state & 16 && !(prev_state & 15)))"},
+  };
+  for (const auto& c : cases) {
+    ASSERT_EQ(ctl.write_filter(index("task_switch"), c.stable), 0) << c.stable << "\n" << ctl.error_log().text();
+    EXPECT_EQ(fake.filter(kSwitch), c.raw) << c.stable;
+    EXPECT_EQ(read(&Controller::read_filter, "task_switch"), std::string(c.stable) + "\n");
+  }
+}
+
+TEST_F(ControllerTest, TriggersAreTranslatedAndReadBackInStableNames) {
+  std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(sw, "enable_event:sched_migrate_task if prev_pid == 1\n"), 0);
+  ASSERT_EQ(ctl.write_trigger(sw, "traceoff:5 if prev_state == 'S'"), 0);
+  EXPECT_EQ(fake.triggers(kSwitch),
+            (std::vector<std::string>{"enable_event:sched:sched_migrate_task:unlimited if prev_pid == 1",
+                                      "traceoff:count=5 if (prev_state & 1)"}));
+  EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"),
+            "traceoff:count=5 if prev_state == 'S'\n"
+            "enable_event:sched_migrate_task:unlimited if prev_pid == 1\n");
+  ASSERT_EQ(ctl.write_trigger(sw, "!traceoff"), 0);
+  ASSERT_EQ(ctl.write_trigger(sw, "!enable_event:sched_migrate_task"), 0);
+  EXPECT_TRUE(fake.triggers(kSwitch).empty());
+  EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"), FakeInstance::kHeader);
+}
+
+TEST_F(ControllerTest, TriggerFiltersUseTheStableNamesOfTheirOwnEvent) {
+  ASSERT_EQ(ctl.write_trigger(index("task_switch"), "stacktrace if from == 7 && state == 'D'"), 0);
+  EXPECT_EQ(fake.triggers(kSwitch),
+            (std::vector<std::string>{"stacktrace:unlimited if prev_pid == 7 && (prev_state & 2 && !(prev_state & 1))"}));
+  EXPECT_EQ(read(&Controller::read_trigger, "task_switch"), "stacktrace:unlimited if from == 7 && state == 'D'\n");
+}
+
+TEST_F(ControllerTest, GlobsExpandToOneKernelTriggerPerEventAndAreRemovedTogether) {
+  std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(sw, "enable_event:sched_process_*"), 0);
+  auto t = fake.triggers(kSwitch);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0], "enable_event:sched:sched_process_fork:unlimited");
+  EXPECT_EQ(t[1], "enable_event:sched:sched_process_exec:unlimited");
+  EXPECT_EQ(t[2], "enable_event:sched:sched_process_exit:unlimited");
+  ASSERT_EQ(ctl.write_trigger(sw, "!enable_event:sched_process_*"), 0);
+  EXPECT_TRUE(fake.triggers(kSwitch).empty());
+}
+
+TEST_F(ControllerTest, AKernelRefusalInTheMiddleOfAGlobUndoesTheRest) {
+  std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(sw, "enable_event:sched_process_exec"), 0);
+  // fork goes in, exec is a duplicate (EEXIST), so fork must come out again.
+  EXPECT_EQ(ctl.write_trigger(sw, "enable_event:sched_process_*"), EEXIST);
+  EXPECT_EQ(fake.triggers(kSwitch), std::vector<std::string>{"enable_event:sched:sched_process_exec:unlimited"});
+  EXPECT_NE(ctl.error_log().text().find("File exists"), std::string::npos) << ctl.error_log().text();
+}
+
+TEST_F(ControllerTest, KernelErrorLogEntriesAreRewrittenIntoStableNames) {
+  // The fake kernel refuses any filter containing "bogus" and logs where.
+  EXPECT_EQ(ctl.write_filter(index("task_switch"), "state == 'S' || from == bogus"), EINVAL);
+  std::string log = ctl.error_log().text();
+  EXPECT_NE(log.find("task_switch/filter: error: Field not found"), std::string::npos) << log;
+  EXPECT_NE(log.find("  Command: state == 'S' || from == bogus\n"), std::string::npos) << log;
+  // The caret points at "bogus" in the stable text, not in the raw one.
+  std::string caret_line = log.substr(log.find("bogus\n") + 6);
+  EXPECT_EQ(caret_line.find('^'), 11 + std::string("state == 'S' || from == ").size()) << log;
+  std::string raw;
+  EXPECT_EQ(fake.read("error_log", raw), 0);
+  EXPECT_EQ(raw, "") << "the instance's own log is consumed";
+}
+
+TEST_F(ControllerTest, RawTriggersPassThroughAndExpandGlobsTheKernelRefuses) {
+  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_switch", "enable_event:irq:softirq_*:2 if prev_prio < 100"), 0);
+  EXPECT_EQ(fake.triggers(kSwitch),
+            (std::vector<std::string>{"enable_event:irq:softirq_entry:count=2 if prev_prio < 100",
+                                      "enable_event:irq:softirq_exit:count=2 if prev_prio < 100"}));
+  std::string out;
+  ASSERT_EQ(ctl.read_raw("sched", "sched_switch", "trigger", out), 0);
+  EXPECT_EQ(out,
+            "enable_event:irq:softirq_exit:count=2 if prev_prio < 100\n"
+            "enable_event:irq:softirq_entry:count=2 if prev_prio < 100\n");
+  // Seen through the stable file, in stable names.
+  EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"),
+            "enable_event:softirq_exit:count=2 if prev_prio < 100\n"
+            "enable_event:softirq_entry:count=2 if prev_prio < 100\n");
+}
+
+class ControllerRefuses : public ControllerTest, public ::testing::WithParamInterface<testing::RefusedWrite> {};
+
+TEST_P(ControllerRefuses, WithErrnoALogLineAndNoChange) {
+  const testing::RefusedWrite& w = GetParam();
+  int writes_before = fake.writes;
+  std::string file = w.file;
+  int err;
+  if (file.rfind("raw/", 0) == 0) {
+    ASSERT_EQ(file, "raw/sched/sched_switch/trigger");
+    err = ctl.write_raw_trigger("sched", "sched_switch", w.data);
+  } else {
+    std::size_t i = index(file.substr(0, file.find('/')));
+    std::string kind = file.substr(file.find('/') + 1);
+    err = kind == "trigger" ? ctl.write_trigger(i, w.data)
+          : kind == "filter" ? ctl.write_filter(i, w.data)
+                             : ctl.write_enable(i, w.data);
+  }
+  EXPECT_EQ(err, w.err);
+  EXPECT_EQ(fake.writes, writes_before) << "a refused write reached the kernel";
+  std::string log = ctl.error_log().text();
+  EXPECT_NE(log.find(w.log), std::string::npos) << log;
+  EXPECT_NE(log.find(": error: "), std::string::npos);
+  EXPECT_NE(log.find("\n  Command: "), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Inputs, ControllerRefuses, ::testing::ValuesIn(testing::refused_writes()),
+                         [](const auto& info) {
+                           std::string n = info.param.what;
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace eventfs

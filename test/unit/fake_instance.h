@@ -1,0 +1,162 @@
+// An in-memory tracefs instance that answers control writes the way the 6.18
+// kernel does (as far as the controller relies on it), for unit tests.
+#pragma once
+
+#include <cerrno>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tracefs/instance.h"
+
+namespace eventfs::testing {
+
+class FakeInstance final : public InstanceFiles {
+ public:
+  static constexpr const char* kHeader =
+      "# Available triggers:\n# traceon traceoff stacktrace enable_event disable_event\n";
+
+  int read(const std::string& rel, std::string& out) const override {
+    std::lock_guard lock(mu_);
+    if (rel == "error_log") {
+      out = kernel_log_;
+      return 0;
+    }
+    auto [dir, file] = split(rel);
+    if (file == "enable") {
+      auto it = enabled_.find(dir);
+      out = (it != enabled_.end() && it->second) ? "1\n" : "0\n";
+      if (armed(dir)) out.insert(1, "*");
+    } else if (file == "filter") {
+      auto it = filters_.find(dir);
+      out = it == filters_.end() ? "none\n" : it->second + "\n";
+    } else if (file == "trigger") {
+      auto it = triggers_.find(dir);
+      if (it == triggers_.end() || it->second.empty()) {
+        out = kHeader;
+      } else {
+        out.clear();
+        for (auto l = it->second.rbegin(); l != it->second.rend(); ++l) out += *l + "\n";  // newest first
+      }
+    } else {
+      return ENOENT;
+    }
+    return 0;
+  }
+
+  int write(const std::string& rel, std::string_view data) const override {
+    std::lock_guard lock(mu_);
+    ++writes;
+    if (fail_next) {
+      int e = fail_next;
+      fail_next = 0;
+      return e;
+    }
+    auto [dir, file] = split(rel);
+    std::string d(data);
+    if (file == "enable") {
+      enabled_[dir] = d == "1";
+      return 0;
+    }
+    if (file == "filter") {
+      if (d.find("bogus") != std::string::npos) {
+        kernel_log_ = "[  1.000000] event filter parse error: error: Field not found\n  Command: " + d +
+                      "\n" + std::string(11 + d.find("bogus"), ' ') + "^\n";
+        return EINVAL;
+      }
+      if (d == "0")
+        filters_.erase(dir);
+      else
+        filters_[dir] = d;
+      return 0;
+    }
+    if (file == "trigger") return write_trigger(dir, d);
+    return ENOENT;
+  }
+
+  int truncate(const std::string& rel) const override {
+    std::lock_guard lock(mu_);
+    if (rel == "error_log") kernel_log_.clear();
+    return 0;
+  }
+
+  const std::string& path() const override { return path_; }
+
+  // What the kernel now has, for assertions.
+  std::vector<std::string> triggers(const std::string& dir) const {
+    std::lock_guard lock(mu_);
+    auto it = triggers_.find(dir);
+    return it == triggers_.end() ? std::vector<std::string>{} : it->second;
+  }
+  std::string filter(const std::string& dir) const {
+    std::lock_guard lock(mu_);
+    auto it = filters_.find(dir);
+    return it == filters_.end() ? "" : it->second;
+  }
+  bool enabled(const std::string& dir) const {
+    std::lock_guard lock(mu_);
+    auto it = enabled_.find(dir);
+    return it != enabled_.end() && it->second;
+  }
+
+  mutable int fail_next = 0;  // the next write fails with this errno
+  mutable int writes = 0;
+
+ private:
+  static std::pair<std::string, std::string> split(const std::string& rel) {
+    auto slash = rel.rfind('/');
+    return {rel.substr(0, slash), rel.substr(slash + 1)};
+  }
+
+  bool armed(const std::string& dir) const {
+    // An enable_event/disable_event trigger elsewhere holds this event in soft mode.
+    std::string sys_ev = dir.substr(7);
+    sys_ev[sys_ev.find('/')] = ':';
+    for (const auto& [d, lines] : triggers_)
+      for (const auto& l : lines)
+        if (l.find("able_event:" + sys_ev + ":") != std::string::npos) return true;
+    return false;
+  }
+
+  // "cmd[:sys:ev][:N][ if f]" -> the kernel's "cmd[:sys:ev]:count=N|unlimited[ if f]"
+  int write_trigger(const std::string& dir, const std::string& d) const {
+    bool remove = !d.empty() && d[0] == '!';
+    std::string s = remove ? d.substr(1) : d;
+    std::string filter;
+    if (auto at = s.find(" if "); at != std::string::npos) {
+      filter = s.substr(at);
+      s = s.substr(0, at);
+    }
+    std::vector<std::string> parts;
+    std::stringstream ss(s);
+    std::string p;
+    while (std::getline(ss, p, ':')) parts.push_back(p);
+    std::size_t ident_parts = (parts[0] == "enable_event" || parts[0] == "disable_event") ? 3 : 1;
+    if (parts.size() < ident_parts) return EINVAL;
+    std::string ident;
+    for (std::size_t i = 0; i < ident_parts; ++i) ident += (i ? ":" : "") + parts[i];
+    std::string count = parts.size() > ident_parts ? "count=" + parts[ident_parts] : "unlimited";
+    auto& lines = triggers_[dir];
+    for (auto it = lines.begin(); it != lines.end(); ++it) {
+      if (it->rfind(ident + ":", 0) == 0) {
+        if (!remove) return EEXIST;
+        lines.erase(it);
+        return 0;
+      }
+    }
+    if (remove) return 0;
+    lines.push_back(ident + ":" + count + filter);
+    return 0;
+  }
+
+  mutable std::mutex mu_;
+  mutable std::map<std::string, bool> enabled_;
+  mutable std::map<std::string, std::string> filters_;
+  mutable std::map<std::string, std::vector<std::string>> triggers_;
+  mutable std::string kernel_log_;
+  std::string path_ = "/fake/instances/eventfs";
+};
+
+}  // namespace eventfs::testing
