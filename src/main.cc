@@ -88,7 +88,7 @@ void usage(FILE* to) {
                "    -s                  single-threaded\n"
                "    -h, --help          this help\n"
                "    -V, --version       the version\n"
-               "\nOther -o options are libfuse's (see fuse(8)). See eventfs(8).\n",
+               "\nOther -o options are libfuse's (see mount.fuse3(8)). See eventfs(8).\n",
                EVENTFS_CATALOG_DIR);
 }
 
@@ -131,7 +131,10 @@ Catalog load_catalog_or_die(const Options& o) {
 std::string tracefs_root_or_die(const Options& o) {
   std::string root;
   if (o.tracefs) {
-    root = o.tracefs;
+    // The daemon moves to / when it goes to the background: keep the path absolute.
+    char* real = realpath(o.tracefs, nullptr);
+    root = real ? real : o.tracefs;
+    std::free(real);
     struct stat st;
     std::string events = root + "/events";
     if (stat(events.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))

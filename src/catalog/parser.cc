@@ -39,6 +39,23 @@ bool is_number(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit((unsigned char)c); });
 }
 
+// A whole number within [1, max], or 0 when it is not one (or too large).
+unsigned long parse_bounded(const std::string& s, unsigned long max) {
+  if (!is_number(s)) return 0;
+  errno = 0;
+  unsigned long v = std::strtoul(s.c_str(), nullptr, 0);
+  if (errno == ERANGE || v > max) return 0;
+  return v;
+}
+
+// Names the mount itself uses at the top level.
+bool reserved_event_name(const std::string& n) {
+  for (const char* r : {"README", "available_events", "unavailable_events", "error_log", "raw", "per_cpu",
+                        "trace_pipe"})
+    if (n == r) return true;
+  return false;
+}
+
 bool is_identifier(const std::string& s) {
   return !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) &&
          std::all_of(s.begin(), s.end(), is_word_char);
@@ -160,6 +177,8 @@ class Parser {
     ev.line = kw.line;
     expect_punct("(", "after STABLE_EVENT");
     ev.name = expect_identifier("event name");
+    if (reserved_event_name(ev.name))
+      fail(kw.line, fmt::format("event name '{}' is reserved: the mount uses it for its own file", ev.name));
     if (const StableEvent* prev = find_event(ev.name))
       fail(kw.line, fmt::format("duplicate event '{}' (first declared at {}:{})", ev.name,
                                 prev->file, prev->line));
@@ -177,7 +196,7 @@ class Parser {
       next();
       const Token& num = expect_word("an event id");
       unsigned long v = 0;
-      if (!is_number(num.text) || (v = std::stoul(num.text, nullptr, 0)) == 0 || v >= 0x80000000ul)
+      if ((v = parse_bounded(num.text, 0x7ffffffful)) == 0)
         fail(line, fmt::format("bad id '{}' for event '{}' (expected 1 to 2147483647)", num.text, ev.name));
       ev.id = static_cast<std::uint32_t>(v);
       ev.explicit_id = true;
@@ -236,7 +255,7 @@ class Parser {
       expect_punct(",", "after the array name");
       const Token& cnt = expect_word("an array count");
       unsigned long v = 0;
-      if (!is_number(cnt.text) || (v = std::stoul(cnt.text, nullptr, 0)) == 0 || v > kMaxCount)
+      if ((v = parse_bounded(cnt.text, kMaxCount)) == 0)
         fail(cnt.line, fmt::format("bad count '{}' for array '{}' (expected 1 to {})", cnt.text,
                                    f.decl.name, kMaxCount));
       f.decl.count = static_cast<unsigned>(v);

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -109,13 +111,68 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   });
 }
 
+// A read answered later, from whichever thread has the data.
+class FuseReadCompletion final : public ReadCompletion {
+ public:
+  explicit FuseReadCompletion(fuse_req_t req) : req_(req) {}
+  ~FuseReadCompletion() override {
+    if (!answered_) fuse_reply_err(req_, EIO);  // never leave a request without an answer
+  }
+  void done(int err, std::string_view data) override {
+    answered_ = true;
+    if (err)
+      fuse_reply_err(req_, err);
+    else
+      fuse_reply_buf(req_, data.data(), data.size());
+  }
+  bool interrupted() const override { return fuse_req_interrupted(req_); }
+  const void* key() const override { return req_; }
+
+ private:
+  fuse_req_t req_;
+  bool answered_ = false;
+};
+
+void on_interrupt(fuse_req_t req, void* file) {
+  try {
+    static_cast<OpenFile*>(file)->interrupt(req);
+  } catch (...) {
+  }
+}
+
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   guarded(req, [&] {
-    std::string out;
+    OpenFile* f = file_of(fi);
     if (off < 0) return (void)fuse_reply_err(req, EINVAL);
-    if (int e = file_of(fi)->read(static_cast<uint64_t>(off), size, out))
-      return (void)fuse_reply_err(req, e);
+    if (f->is_stream()) {
+      // A stream read that waits is parked: no worker thread is held.
+      fuse_req_interrupt_func(req, on_interrupt, f);
+      f->read_async(static_cast<uint64_t>(off), size, fi->flags & O_NONBLOCK,
+                    std::make_unique<FuseReadCompletion>(req));
+      return;
+    }
+    std::string out;
+    if (int e = f->read(static_cast<uint64_t>(off), size, out)) return (void)fuse_reply_err(req, e);
     fuse_reply_buf(req, out.data(), out.size());
+  });
+}
+
+class FusePollNotifier final : public PollNotifier {
+ public:
+  explicit FusePollNotifier(fuse_pollhandle* ph) : ph_(ph) {}
+  ~FusePollNotifier() override { fuse_pollhandle_destroy(ph_); }
+  void notify() override { fuse_lowlevel_notify_poll(ph_); }
+
+ private:
+  fuse_pollhandle* ph_;
+};
+
+void op_poll(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, fuse_pollhandle* ph) {
+  guarded(req, [&] {
+    std::unique_ptr<PollNotifier> n;
+    if (ph) n = std::make_unique<FusePollNotifier>(ph);
+    unsigned revents = file_of(fi)->poll(std::move(n));
+    fuse_reply_poll(req, revents);
   });
 }
 
@@ -199,6 +256,7 @@ fuse_lowlevel_ops make_ops() {
   ops.setattr = op_setattr;
   ops.open = op_open;
   ops.read = op_read;
+  ops.poll = op_poll;
   ops.write = op_write;
   ops.flush = op_flush;
   ops.release = op_release;

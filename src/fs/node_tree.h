@@ -18,6 +18,25 @@
 
 namespace eventfs {
 
+// The answer to a read that may wait (a stream): called exactly once, from
+// whichever thread has the data, an error, or the interruption.
+class ReadCompletion {
+ public:
+  virtual ~ReadCompletion() = default;
+  virtual void done(int err, std::string_view data) = 0;
+  // Whether the reader has given up (a signal): then answer EINTR.
+  virtual bool interrupted() const = 0;
+  // Identifies the request, for interrupt().
+  virtual const void* key() const = 0;
+};
+
+// Wakes a poll(2)/select(2)/epoll waiter once.
+class PollNotifier {
+ public:
+  virtual ~PollNotifier() = default;
+  virtual void notify() = 0;
+};
+
 // One open of a file: reads and writes go here.
 class OpenFile {
  public:
@@ -27,6 +46,25 @@ class OpenFile {
   virtual int write(std::string_view data, std::uint64_t offset, std::size_t& written) {
     (void)data, (void)offset, (void)written;
     return EINVAL;
+  }
+
+  // Streams answer reads asynchronously: a read with no data waits without
+  // holding a thread (nonblock: EAGAIN instead), and is answered when data
+  // comes, when it is interrupted, or when the mount goes away.
+  virtual bool is_stream() const { return false; }
+  virtual void read_async(std::uint64_t offset, std::size_t count, bool nonblock,
+                          std::unique_ptr<ReadCompletion> c) {
+    std::string out;
+    int e = read(offset, count, out);
+    c->done(e, out);
+  }
+  // The request `key` was interrupted: answer it with EINTR if it waits.
+  virtual void interrupt(const void* key) { (void)key; }
+  // Returns the ready events (POLLIN...); keeps `n` to wake the poller later
+  // when nothing is ready.
+  virtual unsigned poll(std::unique_ptr<PollNotifier> n) {
+    (void)n;
+    return 0x001 | 0x004;  // POLLIN | POLLOUT: regular files are always ready
   }
 };
 

@@ -169,6 +169,9 @@ const BadInput kBadInputs[] = {
     {"id not a number", "STABLE_EVENT(a, s:e, id=seven, __field(int, x) = x)", 1, "bad id 'seven'"},
     {"missing open paren", "STABLE_EVENT a, s:e, __field(int, x) = x)", 1, "expected '('"},
     {"event name is a number", "STABLE_EVENT(42, s:e, __field(int, x) = x)", 1, "not a valid event name"},
+    {"id out of range", "STABLE_EVENT(a, s:e, id=99999999999999999999999, __field(int, x) = x)", 1, "bad id"},
+    {"count out of range", "STABLE_EVENT(a, s:e,\n __array(char, x, 99999999999999999999999) = x)", 2, "bad count"},
+    {"reserved event name", "STABLE_EVENT(raw, s:e, __field(int, x) = x)", 1, "event name 'raw' is reserved"},
     {"garbage after event", "STABLE_EVENT(a, s:e, __field(int, x) = x)\n)", 2, "expected STABLE_EVENT"},
 };
 

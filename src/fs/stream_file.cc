@@ -1,0 +1,139 @@
+#include "fs/stream_file.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace eventfs {
+
+// One open: what it has taken but not yet been able to return (a unit
+// larger than the read that took it).
+class StreamFile::Open final : public OpenFile {
+ public:
+  explicit Open(std::shared_ptr<StreamFile> f) : file_(std::move(f)) { file_->channel_->reader_opened(); }
+  ~Open() override {
+    file_->closed(*this);
+    file_->channel_->reader_closed();
+  }
+  int read(std::uint64_t, std::size_t, std::string&) override { return EIO; }  // streams are async only
+  bool is_stream() const override { return true; }
+  void read_async(std::uint64_t, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) override {
+    file_->read(*this, count, nonblock, std::move(c));
+  }
+  void interrupt(const void* key) override { file_->interrupt(key); }
+  unsigned poll(std::unique_ptr<PollNotifier> n) override { return file_->poll(*this, std::move(n)); }
+
+  std::string pending;
+
+ private:
+  std::shared_ptr<StreamFile> file_;
+};
+
+int StreamFile::open(int, std::unique_ptr<OpenFile>& out) {
+  out = std::make_unique<Open>(shared_from_this());
+  return 0;
+}
+
+bool StreamFile::take_locked(Open& o, std::size_t count, std::string& out) {
+  if (o.pending.empty() && !channel_->take(count, o.pending)) return false;
+  std::size_t n = std::min(count, o.pending.size());
+  out.assign(o.pending, 0, n);
+  o.pending.erase(0, n);
+  return true;
+}
+
+void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) {
+  std::string out;
+  {
+    std::lock_guard lock(mu_);
+    bool have = take_locked(o, count, out);
+    if (!have && !ended_) {
+      if (nonblock) {
+        c->done(EAGAIN, {});
+      } else if (c->interrupted()) {
+        c->done(EINTR, {});
+      } else {
+        waiters_.push_back({&o, count, std::move(c)});
+      }
+      return;
+    }
+  }
+  c->done(0, out);  // data, or end of file once the mount is going away
+}
+
+void StreamFile::data_ready() {
+  std::vector<std::pair<std::unique_ptr<ReadCompletion>, std::string>> answers;
+  std::vector<std::unique_ptr<PollNotifier>> pollers;
+  {
+    std::lock_guard lock(mu_);
+    while (!waiters_.empty()) {
+      Waiter& w = waiters_.front();
+      std::string out;
+      if (!take_locked(*w.open, w.count, out)) break;
+      answers.emplace_back(std::move(w.completion), std::move(out));
+      waiters_.pop_front();
+    }
+    pollers.swap(pollers_);
+  }
+  for (auto& [c, data] : answers) c->done(0, data);
+  for (auto& p : pollers) p->notify();
+}
+
+void StreamFile::end() {
+  std::deque<Waiter> waiters;
+  std::vector<std::unique_ptr<PollNotifier>> pollers;
+  {
+    std::lock_guard lock(mu_);
+    ended_ = true;
+    waiters.swap(waiters_);
+    pollers.swap(pollers_);
+  }
+  for (auto& w : waiters) w.completion->done(0, {});
+  for (auto& p : pollers) p->notify();
+}
+
+void StreamFile::interrupt(const void* key) {
+  std::unique_ptr<ReadCompletion> c;
+  {
+    std::lock_guard lock(mu_);
+    auto it = std::find_if(waiters_.begin(), waiters_.end(),
+                           [key](const Waiter& w) { return w.completion->key() == key; });
+    if (it == waiters_.end()) return;  // already answered
+    c = std::move(it->completion);
+    waiters_.erase(it);
+  }
+  c->done(EINTR, {});
+}
+
+unsigned StreamFile::poll(Open& o, std::unique_ptr<PollNotifier> n) {
+  std::lock_guard lock(mu_);
+  if (ended_) return POLLIN | POLLHUP;
+  if (o.pending.empty()) {
+    std::string more;
+    if (channel_->take(1, more)) o.pending = std::move(more);
+  }
+  if (!o.pending.empty()) return POLLIN;
+  if (n) pollers_.push_back(std::move(n));
+  return 0;
+}
+
+void StreamFile::closed(Open& o) {
+  // The kernel does not release a file while one of its reads waits, but be
+  // safe: answer anything of this open that still waits.
+  std::vector<std::unique_ptr<ReadCompletion>> orphans;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (it->open == &o) {
+        orphans.push_back(std::move(it->completion));
+        it = waiters_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& c : orphans) c->done(EINTR, {});
+}
+
+}  // namespace eventfs

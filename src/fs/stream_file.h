@@ -1,0 +1,65 @@
+// Stream files (trace_pipe, per_cpu/cpuN/trace_pipe_raw): consuming, shared
+// by all their opens, blocking without holding a thread. No FUSE here: the
+// adapter hands in ReadCompletion and PollNotifier objects.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "fs/node_tree.h"
+
+namespace eventfs {
+
+// Where a stream's bytes come from (the record path).
+class StreamChannel {
+ public:
+  virtual ~StreamChannel() = default;
+  // Appends whole units (lines, records) of up to about `max` bytes to `out`;
+  // at least one unit when any is available even if it is larger. False if
+  // there is nothing to read now. Consuming.
+  virtual bool take(std::size_t max, std::string& out) = 0;
+  // Readers come and go; the source reads the kernel only while there are some.
+  virtual void reader_opened() {}
+  virtual void reader_closed() {}
+};
+
+class StreamFile final : public FileBehaviour, public std::enable_shared_from_this<StreamFile> {
+ public:
+  explicit StreamFile(std::shared_ptr<StreamChannel> channel) : channel_(std::move(channel)) {}
+  bool immutable() const override { return false; }
+  int size(std::uint64_t& out) override {
+    out = 0;
+    return 0;
+  }
+  int open(int flags, std::unique_ptr<OpenFile>& out) override;
+
+  // New data may be there: answer waiting readers and wake pollers. Called
+  // by the producer, with none of its locks held.
+  void data_ready();
+  // The mount is going away: every waiting and later read gets end of file.
+  void end();
+
+ private:
+  class Open;
+  struct Waiter {
+    Open* open;
+    std::size_t count;
+    std::unique_ptr<ReadCompletion> completion;
+  };
+  bool take_locked(Open& o, std::size_t count, std::string& out);
+  void read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c);
+  void interrupt(const void* key);
+  unsigned poll(Open& o, std::unique_ptr<PollNotifier> n);
+  void closed(Open& o);
+
+  std::shared_ptr<StreamChannel> channel_;
+  std::mutex mu_;
+  std::deque<Waiter> waiters_;
+  std::vector<std::unique_ptr<PollNotifier>> pollers_;
+  bool ended_ = false;
+};
+
+}  // namespace eventfs

@@ -1,0 +1,304 @@
+#include "projection/projection.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "eventfs/record.h"
+
+namespace eventfs {
+namespace {
+
+inline std::uint64_t load_int(const std::uint8_t* p, unsigned size, bool sgn) {
+  switch (size) {
+    case 1: {
+      std::uint8_t v;
+      std::memcpy(&v, p, 1);
+      return sgn ? static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int8_t>(v))) : v;
+    }
+    case 2: {
+      std::uint16_t v;
+      std::memcpy(&v, p, 2);
+      return sgn ? static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int16_t>(v))) : v;
+    }
+    case 4: {
+      std::uint32_t v;
+      std::memcpy(&v, p, 4);
+      return sgn ? static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(v))) : v;
+    }
+    default: {
+      std::uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+  }
+}
+
+inline void store_int(std::uint8_t* p, unsigned size, std::uint64_t v) {
+  switch (size) {
+    case 1: { auto x = static_cast<std::uint8_t>(v); std::memcpy(p, &x, 1); break; }
+    case 2: { auto x = static_cast<std::uint16_t>(v); std::memcpy(p, &x, 2); break; }
+    case 4: { auto x = static_cast<std::uint32_t>(v); std::memcpy(p, &x, 4); break; }
+    default: std::memcpy(p, &v, 8); break;
+  }
+}
+
+// At most m-1 bytes of src (of `avail` readable bytes), up to the first NUL.
+// dst already holds m zero bytes.
+inline void copy_string(const std::uint8_t* src, std::size_t avail, std::uint8_t* dst, std::size_t m) {
+  if (m == 0) return;
+  std::size_t lim = std::min(avail, m - 1);
+  const void* nul = std::memchr(src, 0, lim);
+  std::size_t n = nul ? static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - src) : lim;
+  std::memcpy(dst, src, n);
+}
+
+// Resolves a __data_loc/__rel_loc word into [off, off+size) within the record;
+// false if the word itself is out of the record. The range is clamped.
+inline bool dyn_range(const std::uint8_t* raw, std::uint32_t len, std::uint32_t field_off, bool rel,
+                      std::uint32_t& off, std::uint32_t& size) {
+  if (field_off + 4u > len) return false;
+  std::uint32_t w;
+  std::memcpy(&w, raw + field_off, 4);
+  off = (w & 0xffffu) + (rel ? field_off + 4u : 0u);
+  size = w >> 16;
+  if (off >= len) return false;
+  size = std::min(size, len - off);
+  return true;
+}
+
+std::uint16_t u16(std::size_t v) { return static_cast<std::uint16_t>(std::min<std::size_t>(v, 0xffff)); }
+
+}  // namespace
+
+Projection Projection::compile(const Binding& b) {
+  Projection p;
+  p.binding_ = &b;
+  p.raw_id_ = b.raw.id;
+  p.stable_id_ = b.event ? b.event->id : 0;
+  p.payload_size_ = static_cast<std::uint32_t>(b.layout.size);
+  for (const auto& c : b.raw.common_fields) {
+    if (c.name == "common_pid" && (c.size == 1 || c.size == 2 || c.size == 4 || c.size == 8)) {
+      p.pid_off_ = u16(c.offset);
+      p.pid_size_ = static_cast<std::uint8_t>(c.size);
+    }
+  }
+  p.ops_.reserve(b.fields.size());
+  for (const auto& f : b.fields) {
+    const FormatField& d = f.stable->decl;
+    const RawField& r = f.raw;
+    Op op{};
+    op.src_size = static_cast<std::uint8_t>(r.elem_bytes);
+    op.dst_size = static_cast<std::uint8_t>(d.type.bytes());
+    op.src_signed = r.is_signed;
+    op.src_off = u16(r.offset);
+    op.dst_off = u16(f.slot.offset);
+    op.dst_count = u16(d.shape == FieldShape::Array ? d.count : 1);
+    switch (f.conversion) {
+      case Conversion::Integer:
+        op.kind = OpKind::Int;
+        op.src_count = 1;
+        break;
+      case Conversion::IntegerArray:
+        if (r.shape == FieldShape::Array) {
+          op.kind = OpKind::IntArray;
+          op.src_count = u16(r.count);
+        } else if (r.shape == FieldShape::DynArray && r.loc != DynLoc::Tail) {
+          op.kind = OpKind::IntDynArray;
+          op.aux = r.loc == DynLoc::RelLoc;
+        } else {  // a tail array of integers: as many as the record holds
+          op.kind = OpKind::IntArray;
+          op.src_count = 0xffff;
+        }
+        break;
+      case Conversion::Bytes:
+        if (r.shape == FieldShape::Array) {
+          op.kind = OpKind::BytesFixed;
+          op.src_count = u16(r.size);
+        } else if (r.loc == DynLoc::DataLoc) {
+          op.kind = OpKind::BytesDataLoc;
+        } else if (r.loc == DynLoc::RelLoc) {
+          op.kind = OpKind::BytesRelLoc;
+        } else {
+          op.kind = OpKind::BytesTail;
+        }
+        op.dst_count = u16(f.slot.size);
+        break;
+      case Conversion::TaskState: {
+        StateTable t;
+        bool bits = true;
+        int last_bit = -1;
+        for (const auto& [value, letters] : f.states) {
+          if (value == 0) continue;
+          char letter = letters.empty() ? '?' : letters[0];
+          t.entries.emplace_back(value, letter);
+          int bit = __builtin_ctzll(value);
+          if ((value & (value - 1)) != 0 || bit <= last_bit) bits = false;
+          if (bits) {
+            t.mask |= value;
+            t.by_bit[static_cast<std::size_t>(bit)] = letter;
+            last_bit = bit;
+          }
+        }
+        op.kind = bits ? OpKind::TaskStateBits : OpKind::TaskStateTable;
+        op.src_count = 1;
+        op.aux = static_cast<std::uint32_t>(p.states_.size());
+        p.states_.push_back(std::move(t));
+        break;
+      }
+    }
+    p.ops_.push_back(op);
+  }
+  return p;
+}
+
+inline void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len,
+                               std::uint8_t* out) const {
+  std::uint8_t* dst = out + op.dst_off;
+  switch (op.kind) {
+    case OpKind::Int:
+      if (op.src_off + op.src_size <= len) store_int(dst, op.dst_size, load_int(raw + op.src_off, op.src_size, op.src_signed));
+      return;
+    case OpKind::BytesFixed:
+      if (op.src_off < len) copy_string(raw + op.src_off, std::min<std::uint32_t>(op.src_count, len - op.src_off), dst, op.dst_count);
+      return;
+    case OpKind::BytesDataLoc:
+    case OpKind::BytesRelLoc: {
+      std::uint32_t off, size;
+      if (dyn_range(raw, len, op.src_off, op.kind == OpKind::BytesRelLoc, off, size))
+        copy_string(raw + off, size, dst, op.dst_count);
+      return;
+    }
+    case OpKind::BytesTail:
+      if (op.src_off < len) copy_string(raw + op.src_off, len - op.src_off, dst, op.dst_count);
+      return;
+    case OpKind::TaskStateBits:
+      if (op.src_off + op.src_size <= len) {
+        const StateTable& t = states_[op.aux];
+        std::uint64_t m = load_int(raw + op.src_off, op.src_size, op.src_signed) & t.mask;
+        char c = m ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(m))] : 'R';
+        store_int(dst, op.dst_size, static_cast<std::uint8_t>(c));
+      }
+      return;
+    case OpKind::TaskStateTable:
+      if (op.src_off + op.src_size <= len) {
+        std::uint64_t v = load_int(raw + op.src_off, op.src_size, op.src_signed);
+        char c = 'R';
+        for (const auto& [mask, letter] : states_[op.aux].entries)
+          if ((v & mask) == mask) {
+            c = letter;
+            break;
+          }
+        store_int(dst, op.dst_size, static_cast<std::uint8_t>(c));
+      }
+      return;
+    case OpKind::IntArray: {
+      std::uint32_t n = std::min<std::uint32_t>(op.src_count, op.dst_count);
+      if (op.src_off < len) n = std::min<std::uint32_t>(n, (len - op.src_off) / op.src_size);
+      else n = 0;
+      for (std::uint32_t i = 0; i < n; ++i)
+        store_int(dst + i * op.dst_size, op.dst_size,
+                  load_int(raw + op.src_off + i * op.src_size, op.src_size, op.src_signed));
+      return;
+    }
+    case OpKind::IntDynArray: {
+      std::uint32_t off, size;
+      if (!dyn_range(raw, len, op.src_off, op.aux != 0, off, size)) return;
+      std::uint32_t n = std::min<std::uint32_t>(size / op.src_size, op.dst_count);
+      for (std::uint32_t i = 0; i < n; ++i)
+        store_int(dst + i * op.dst_size, op.dst_size,
+                  load_int(raw + off + i * op.src_size, op.src_size, op.src_signed));
+      return;
+    }
+  }
+}
+
+void Projection::project(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const {
+  std::memset(out, 0, payload_size_);
+  for (const Op& op : ops_) run_op(op, raw, len, out);
+}
+
+std::int32_t Projection::pid(const std::uint8_t* raw, std::uint32_t len) const {
+  if (pid_off_ + pid_size_ > len) return 0;
+  return static_cast<std::int32_t>(load_int(raw + pid_off_, pid_size_, true));
+}
+
+ProjectionTable::ProjectionTable(const std::vector<Binding>& bindings) {
+  all_.reserve(bindings.size());
+  for (const auto& b : bindings) add(b);
+}
+
+void ProjectionTable::add(const Binding& b) {
+  if (all_.empty()) {
+    for (const auto& c : b.raw.common_fields)
+      if (c.name == "common_type" && (c.size == 1 || c.size == 2 || c.size == 4)) {
+        type_off_ = c.offset;
+        type_size_ = c.size;
+      }
+  }
+  int index = static_cast<int>(all_.size());
+  all_.push_back(Projection::compile(b));
+  Projection& p = all_.back();
+  max_payload_ = std::max(max_payload_, p.payload_size());
+  int id = p.raw_id();
+  if (id < 0) return;
+  int* head = nullptr;
+  if (id < kMaxDenseId) {
+    if (dense_.size() <= static_cast<std::size_t>(id)) dense_.resize(static_cast<std::size_t>(id) + 1, -1);
+    head = &dense_[static_cast<std::size_t>(id)];
+  } else {
+    auto it = std::lower_bound(sparse_.begin(), sparse_.end(), std::make_pair(id, -1));
+    if (it == sparse_.end() || it->first != id) it = sparse_.insert(it, {id, -1});
+    head = &it->second;
+  }
+  if (*head < 0) {
+    *head = index;
+    return;
+  }
+  Projection* q = &all_[static_cast<std::size_t>(*head)];
+  while (q->next_same_raw_ >= 0) q = &all_[static_cast<std::size_t>(q->next_same_raw_)];
+  q->next_same_raw_ = index;
+}
+
+const Projection* ProjectionTable::find_sparse(int raw_id) const {
+  auto it = std::lower_bound(sparse_.begin(), sparse_.end(), std::make_pair(raw_id, -1));
+  if (it == sparse_.end() || it->first != raw_id || it->second < 0) return nullptr;
+  return &all_[static_cast<std::size_t>(it->second)];
+}
+
+int ProjectionTable::read_type_slow(const std::uint8_t* raw) const {
+  return static_cast<int>(load_int(raw + type_off_, type_size_, false) & 0x7fffffff);
+}
+
+std::uint32_t record_size(const Projection& p) { return EVENTFS_RECORD_SIZE(p.payload_size()); }
+
+std::uint32_t write_record(const Projection& p, std::uint64_t ts, const std::uint8_t* raw,
+                           std::uint32_t len, std::uint8_t* out) {
+  eventfs_record_header h;
+  h.size = record_size(p);
+  h.id = p.stable_id();
+  h.timestamp = ts;
+  std::memcpy(out, &h, sizeof h);
+  std::uint32_t payload = p.payload_size();
+  p.project(raw, len, out + sizeof h);
+  std::memset(out + sizeof h + payload, 0, h.size - sizeof h - payload);
+  return h.size;
+}
+
+std::uint32_t lost_record_size() { return EVENTFS_RECORD_SIZE(sizeof(eventfs_lost)); }
+
+std::uint32_t write_lost_record(std::uint64_t ts, std::uint64_t count, std::uint32_t cpu,
+                                bool count_unknown, std::uint8_t* out) {
+  eventfs_record_header h;
+  h.size = lost_record_size();
+  h.id = EVENTFS_ID_LOST;
+  h.timestamp = ts;
+  eventfs_lost l;
+  l.count = count;
+  l.cpu = cpu;
+  l.flags = count_unknown ? EVENTFS_LOST_COUNT_UNKNOWN : 0;
+  std::memcpy(out, &h, sizeof h);
+  std::memcpy(out + sizeof h, &l, sizeof l);
+  return h.size;
+}
+
+}  // namespace eventfs

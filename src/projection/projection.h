@@ -1,0 +1,168 @@
+// Projection: the per-record program that turns one raw kernel record into
+// the stable record of a stable event (the layout of include/eventfs/record.h).
+//
+// Compiled once at mount from a Binding into a flat array of ops; running it
+// is a loop over the ops with no lookups by name, no allocation and no
+// indirect calls. Every read from the raw record is checked against the
+// record's length: a field the record is too short to hold (a truncated
+// record, a __data_loc word pointing outside it) comes out zero.
+//
+// Conversions (see Conversion in binding.h):
+//  * Integer: the raw scalar is loaded with the RAW field's size and
+//    signedness (sign- or zero-extended to 64 bits) and stored in the stable
+//    field's size (so narrowing truncates, widening keeps the raw sign).
+//  * IntegerArray: the same per element; stable elements beyond what the raw
+//    array supplies (a shorter fixed array, a shorter __data_loc array) are 0.
+//  * Bytes into char[M]: from a fixed char array, a __data_loc string (32-bit
+//    word at the field offset: low 16 bits = offset from the record start,
+//    high 16 bits = length), a __rel_loc string (same word, offset counted
+//    from the end of the 4-byte rel_loc word itself) or a tail array (from
+//    the field offset to the end of the record). At most M-1 bytes are
+//    copied, stopping at the first NUL; the rest of the M bytes is NUL, so a
+//    stable string is always NUL-terminated (a longer one is truncated).
+//  * TaskState: the letter of the first entry, in table order, of the raw
+//    event's __print_flags() table whose bits are all set in the value; 'R'
+//    when none is. Entries with value 0 are ignored. When the table is a list
+//    of single bits in ascending order (every kernel so far) this is one
+//    count-trailing-zeros and a table load, precomputed at compile time.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "projection/binding.h"
+
+namespace eventfs {
+
+class Projection {
+ public:
+  enum class OpKind : std::uint8_t {
+    Int,           // scalar -> scalar
+    IntArray,      // fixed raw array -> fixed stable array
+    IntDynArray,   // __data_loc/__rel_loc raw array -> fixed stable array
+    BytesFixed,    // char[N] -> char[M]
+    BytesDataLoc,  // __data_loc char[] -> char[M]
+    BytesRelLoc,   // __rel_loc char[] -> char[M]
+    BytesTail,     // char x[] at the end of the record -> char[M]
+    TaskStateBits, // single-bit ascending table: ctz lookup
+    TaskStateTable,// any other table: scan entries
+  };
+
+  // One op: everything needed to fill one stable field, in 16 bytes.
+  struct Op {
+    OpKind kind;
+    std::uint8_t src_size;    // bytes of one raw element (1, 2, 4, 8)
+    std::uint8_t dst_size;    // bytes of one stable element (1, 2, 4, 8)
+    bool src_signed;          // the raw field's signedness
+    std::uint16_t src_off;    // raw field offset in the record
+    std::uint16_t dst_off;    // stable field offset in the payload
+    std::uint16_t src_count;  // raw elements (fixed arrays) / raw bytes (char[N])
+    std::uint16_t dst_count;  // stable elements, or M for char[M]
+    std::uint32_t aux;        // TaskState: index into the state tables
+  };
+
+  // Compiles a binding. Never fails for a binding bind_stable_event() made.
+  static Projection compile(const Binding& b);
+
+  // Writes the stable payload (payload_size() bytes, fully overwritten, padding
+  // zeroed) of the raw record `raw` of `len` bytes into `out`.
+  void project(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
+
+  // The raw event (RawEvent::id, the record's common_type) this projection reads.
+  int raw_id() const { return raw_id_; }
+  std::uint32_t stable_id() const { return stable_id_; }
+  // Size of the stable record (its layout's size) in bytes.
+  std::uint32_t payload_size() const { return payload_size_; }
+  // common_pid of a raw record of this event (0 if the record is too short).
+  std::int32_t pid(const std::uint8_t* raw, std::uint32_t len) const;
+
+  const std::vector<Op>& ops() const { return ops_; }
+  const Binding& binding() const { return *binding_; }
+
+ private:
+  friend class ProjectionTable;
+  // A __print_flags table, precomputed.
+  struct StateTable {
+    std::uint64_t mask = 0;              // TaskStateBits: union of the bits
+    std::array<char, 64> by_bit{};       // TaskStateBits: letter of bit i
+    std::vector<std::pair<std::uint64_t, char>> entries;  // TaskStateTable
+  };
+  void run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
+
+  const Binding* binding_ = nullptr;
+  std::vector<Op> ops_;
+  std::vector<StateTable> states_;
+  int raw_id_ = -1;
+  std::uint32_t stable_id_ = 0;
+  std::uint32_t payload_size_ = 0;
+  std::uint16_t pid_off_ = 4;
+  std::uint8_t pid_size_ = 4;
+  int next_same_raw_ = -1;  // ProjectionTable: the next projection of the same raw id
+};
+
+// Raw event id -> projection, O(1): a vector indexed by the raw id (tracefs
+// ids are small dense integers; ids past kMaxDenseId go to a sorted side list).
+// Two stable events fed by the same raw event are chained: find() gives the
+// first (catalog order), next_same_raw() the others.
+class ProjectionTable {
+ public:
+  ProjectionTable() = default;
+  // Compiles every binding. The bindings must outlive the table.
+  explicit ProjectionTable(const std::vector<Binding>& bindings);
+  void add(const Binding& b);
+
+  const Projection* find(int raw_id) const {
+    if (raw_id >= 0 && static_cast<std::size_t>(raw_id) < dense_.size()) {
+      int i = dense_[static_cast<std::size_t>(raw_id)];
+      return i < 0 ? nullptr : &all_[static_cast<std::size_t>(i)];
+    }
+    return find_sparse(raw_id);
+  }
+  // The raw id of a record (its common_type), or -1 if the record is too short.
+  int raw_id_of(const std::uint8_t* raw, std::uint32_t len) const {
+    if (len < type_off_ + type_size_) return -1;
+    if (type_size_ == 2) {
+      std::uint16_t v;
+      __builtin_memcpy(&v, raw + type_off_, 2);
+      return v;
+    }
+    return read_type_slow(raw);
+  }
+  const Projection* find_record(const std::uint8_t* raw, std::uint32_t len) const {
+    return find(raw_id_of(raw, len));
+  }
+  const Projection* next_same_raw(const Projection& p) const {
+    return p.next_same_raw_ < 0 ? nullptr : &all_[static_cast<std::size_t>(p.next_same_raw_)];
+  }
+  // The largest payload of any projection (to size output buffers).
+  std::uint32_t max_payload_size() const { return max_payload_; }
+  const std::vector<Projection>& projections() const { return all_; }
+
+  static constexpr int kMaxDenseId = 1 << 16;
+
+ private:
+  const Projection* find_sparse(int raw_id) const;
+  int read_type_slow(const std::uint8_t* raw) const;
+  std::vector<Projection> all_;
+  std::vector<int> dense_;
+  std::vector<std::pair<int, int>> sparse_;  // raw id, index into all_
+  std::uint32_t max_payload_ = 0;
+  std::uint32_t type_off_ = 0, type_size_ = 2;
+};
+
+// Writes one framed record (struct eventfs_record_header, the projected
+// payload, zero padding to 8) at `out`, which must have room for
+// record_size(p). Returns the bytes written.
+std::uint32_t record_size(const Projection& p);
+std::uint32_t write_record(const Projection& p, std::uint64_t ts, const std::uint8_t* raw,
+                           std::uint32_t len, std::uint8_t* out);
+// A lost-events record (id EVENTFS_ID_LOST); always lost_record_size() bytes.
+std::uint32_t lost_record_size();
+std::uint32_t write_lost_record(std::uint64_t ts, std::uint64_t count, std::uint32_t cpu,
+                                bool count_unknown, std::uint8_t* out);
+
+}  // namespace eventfs

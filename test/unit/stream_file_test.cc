@@ -1,0 +1,177 @@
+// Stream files: reads wait without a thread, are answered by the producer,
+// by an interruption or by the end of the mount; O_NONBLOCK and poll.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <thread>
+
+#include "fs/stream_file.h"
+
+namespace eventfs {
+namespace {
+
+class FakeChannel final : public StreamChannel {
+ public:
+  bool take(std::size_t max, std::string& out) override {
+    std::lock_guard lock(mu);
+    if (units.empty()) return false;
+    std::size_t used = 0;
+    do {
+      used += units.front().size();
+      out += units.front();
+      units.pop_front();
+    } while (!units.empty() && used + units.front().size() <= max);
+    return true;
+  }
+  void reader_opened() override { ++readers; }
+  void reader_closed() override { --readers; }
+  void push(std::string u) {
+    std::lock_guard lock(mu);
+    units.push_back(std::move(u));
+  }
+  std::mutex mu;
+  std::deque<std::string> units;
+  int readers = 0;
+};
+
+struct Answer {
+  bool answered = false;
+  int err = -1;
+  std::string data;
+};
+
+class FakeCompletion final : public ReadCompletion {
+ public:
+  explicit FakeCompletion(Answer& a, bool interrupted = false) : a_(a), interrupted_(interrupted) {}
+  void done(int err, std::string_view data) override {
+    EXPECT_FALSE(a_.answered) << "answered twice";
+    a_ = {true, err, std::string(data)};
+  }
+  bool interrupted() const override { return interrupted_; }
+  const void* key() const override { return &a_; }
+
+ private:
+  Answer& a_;
+  bool interrupted_;
+};
+
+struct FakeNotifier final : public PollNotifier {
+  explicit FakeNotifier(int& n) : count(n) {}
+  void notify() override { ++count; }
+  int& count;
+};
+
+class StreamFileTest : public ::testing::Test {
+ protected:
+  StreamFileTest() : channel(std::make_shared<FakeChannel>()), file(std::make_shared<StreamFile>(channel)) {}
+  std::unique_ptr<OpenFile> open() {
+    std::unique_ptr<OpenFile> f;
+    EXPECT_EQ(file->open(O_RDONLY, f), 0);
+    return f;
+  }
+  std::shared_ptr<FakeChannel> channel;
+  std::shared_ptr<StreamFile> file;
+};
+
+TEST_F(StreamFileTest, ReadWithDataIsAnsweredAtOnceWithWholeUnits) {
+  auto f = open();
+  EXPECT_TRUE(f->is_stream());
+  channel->push("line one\n");
+  channel->push("line two\n");
+  Answer a;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a));
+  ASSERT_TRUE(a.answered);
+  EXPECT_EQ(a.err, 0);
+  EXPECT_EQ(a.data, "line one\nline two\n");
+}
+
+TEST_F(StreamFileTest, AUnitLargerThanTheReadIsKeptForTheSameOpen) {
+  auto f = open();
+  channel->push("0123456789\n");
+  Answer a, b;
+  f->read_async(0, 4, false, std::make_unique<FakeCompletion>(a));
+  f->read_async(4, 100, false, std::make_unique<FakeCompletion>(b));
+  EXPECT_EQ(a.data, "0123");
+  EXPECT_EQ(b.data, "456789\n");
+}
+
+TEST_F(StreamFileTest, EmptyReadWaitsUntilDataComes) {
+  auto f = open();
+  Answer a;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a));
+  EXPECT_FALSE(a.answered) << "a read with no data must wait";
+  file->data_ready();
+  EXPECT_FALSE(a.answered) << "still no data";
+  channel->push("x\n");
+  std::thread producer([&] { file->data_ready(); });
+  producer.join();
+  ASSERT_TRUE(a.answered);
+  EXPECT_EQ(a.data, "x\n");
+}
+
+TEST_F(StreamFileTest, NonblockingReadGetsEagain) {
+  auto f = open();
+  Answer a;
+  f->read_async(0, 100, true, std::make_unique<FakeCompletion>(a));
+  ASSERT_TRUE(a.answered);
+  EXPECT_EQ(a.err, EAGAIN);
+}
+
+TEST_F(StreamFileTest, InterruptAnswersOnlyThatReaderWithEintr) {
+  auto f = open();
+  Answer a, b;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a));
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(b));
+  f->interrupt(&a);
+  ASSERT_TRUE(a.answered);
+  EXPECT_EQ(a.err, EINTR);
+  EXPECT_FALSE(b.answered);
+  f->interrupt(&a);  // a second interruption of an answered request is harmless
+  channel->push("y\n");
+  file->data_ready();
+  EXPECT_EQ(b.data, "y\n");
+}
+
+TEST_F(StreamFileTest, AReadAlreadyInterruptedIsNotParked) {
+  auto f = open();
+  Answer a;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a, true));
+  ASSERT_TRUE(a.answered);
+  EXPECT_EQ(a.err, EINTR);
+}
+
+TEST_F(StreamFileTest, TwelveWaitingReadersAreAllAnsweredAtTheEnd) {
+  std::vector<std::unique_ptr<OpenFile>> opens;
+  std::vector<Answer> answers(12);
+  for (auto& a : answers) {
+    opens.push_back(open());
+    opens.back()->read_async(0, 100, false, std::make_unique<FakeCompletion>(a));
+  }
+  EXPECT_EQ(channel->readers, 12);
+  for (auto& a : answers) EXPECT_FALSE(a.answered);
+  file->end();
+  for (auto& a : answers) {
+    ASSERT_TRUE(a.answered);
+    EXPECT_EQ(a.err, 0);
+    EXPECT_EQ(a.data, "") << "end of file";
+  }
+  opens.clear();
+  EXPECT_EQ(channel->readers, 0);
+}
+
+TEST_F(StreamFileTest, PollReportsDataAndWakesLater) {
+  auto f = open();
+  int woken = 0;
+  EXPECT_EQ(f->poll(std::make_unique<FakeNotifier>(woken)), 0u);
+  channel->push("z\n");
+  file->data_ready();
+  EXPECT_EQ(woken, 1);
+  EXPECT_EQ(f->poll(nullptr), static_cast<unsigned>(POLLIN));
+  Answer a;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a));
+  EXPECT_EQ(a.data, "z\n") << "what poll saw is still there to read";
+}
+
+}  // namespace
+}  // namespace eventfs
