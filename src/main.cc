@@ -166,7 +166,13 @@ int main(int argc, char* argv[]) {
     die("no mount point given");
   }
   if (opts.positional.size() > 2) die("too many arguments: '" + opts.positional[2] + "'");
-  const std::string mountpoint = opts.positional.back();
+  // The daemon moves to / when it goes to the background (and libfuse
+  // unmounts by this path at the end): keep it absolute.
+  std::string mountpoint = opts.positional.back();
+  if (char* real = realpath(mountpoint.c_str(), nullptr)) {
+    mountpoint = real;
+    std::free(real);
+  }
   const std::string source = opts.positional.size() == 2 ? opts.positional[0] : "eventfs";
   if (opts.instance && !*opts.instance) die("instance= needs a name");
 
@@ -189,15 +195,19 @@ int main(int argc, char* argv[]) {
   NodeTree tree;
   build_mount_tree(tree, *tracefs, resolution, controller.get());
 
-  std::string fsname = "-ofsname=" + source;
-  fuse_opt_add_arg(&args, "-osubtype=eventfs");
-  fuse_opt_add_arg(&args, fsname.c_str());
-  fuse_opt_add_arg(&args, "-odefault_permissions");
+  // fsname may hold commas (mount(8) would split on them): escape it.
+  char* own = nullptr;
+  fuse_opt_add_opt(&own, "subtype=eventfs");
+  fuse_opt_add_opt_escaped(&own, ("fsname=" + source).c_str());
+  fuse_opt_add_opt(&own, "default_permissions");
+  fuse_opt_add_arg(&args, "-o");
+  fuse_opt_add_arg(&args, own);
+  std::free(own);
 
   fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops), &tree);
-  if (!se) {
+  if (!se) {  // libfuse has said why, in one line
     instance.reset();
-    die("cannot start: bad options (see above, and eventfs -h)");
+    return 1;
   }
   int rc = 1;
   if (fuse_set_signal_handlers(se) != 0) {
