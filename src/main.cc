@@ -22,6 +22,8 @@
 #include "fs/node_tree.h"
 #include "projection/binding.h"
 #include "control/controller.h"
+#include "ring/ring.h"
+#include "stream/stream_hub.h"
 #include "tracefs/instance.h"
 #include "tracefs/locate.h"
 #include "tracefs/raw_event_cache.h"
@@ -35,6 +37,7 @@ struct Options {
   char* tracefs = nullptr;
   char* catalog = nullptr;
   char* instance = nullptr;
+  char* reader = nullptr;
   std::vector<std::string> positional;
   bool foreground = false;
   bool single_thread = false;
@@ -49,6 +52,7 @@ const fuse_opt kOptionSpec[] = {
     EVENTFS_OPT("tracefs=%s", tracefs),
     EVENTFS_OPT("catalog=%s", catalog),
     EVENTFS_OPT("instance=%s", instance),
+    EVENTFS_OPT("reader=%s", reader),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -83,6 +87,7 @@ void usage(FILE* to) {
                "    -o catalog=PATH     catalog file or directory of *.catalog files\n"
                "                        (default: %s, else the built-in copy)\n"
                "    -o instance=NAME    tracefs instance eventfs writes to (default: eventfs)\n"
+               "    -o reader=MODE      how rings are read: auto (mmap, else read), mmap, read\n"
                "    -f                  stay in the foreground\n"
                "    -d                  debug: foreground, and print every FUSE request\n"
                "    -s                  single-threaded\n"
@@ -175,6 +180,9 @@ int main(int argc, char* argv[]) {
   }
   const std::string source = opts.positional.size() == 2 ? opts.positional[0] : "eventfs";
   if (opts.instance && !*opts.instance) die("instance= needs a name");
+  ReaderMode reader_mode = ReaderMode::Auto;
+  if (opts.reader && !parse_reader_mode(opts.reader, reader_mode))
+    die(std::string("reader=") + opts.reader + ": expected auto, mmap or read");
 
   check_mount_point(mountpoint);
   const std::string root = tracefs_root_or_die(opts);
@@ -187,13 +195,16 @@ int main(int argc, char* argv[]) {
   // Control files write to eventfs's own instance, which only a real tracefs has.
   std::unique_ptr<Instance> instance;
   std::unique_ptr<Controller> controller;
+  std::unique_ptr<StreamHub> hub;
   if (is_tracefs(root)) {
     std::string msg;
     if (Instance::open(root, opts.instance ? opts.instance : "eventfs", instance, msg) != 0) die(msg);
     controller = std::make_unique<Controller>(*instance, *tracefs, resolution);
+    instance->write("buffer_percent", "0");  // wake ring pollers on any data
+    hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode);
   }
   NodeTree tree;
-  build_mount_tree(tree, *tracefs, resolution, controller.get());
+  auto streams = build_mount_tree(tree, *tracefs, resolution, {controller.get(), hub.get()});
 
   // fsname may hold commas (mount(8) would split on them): escape it.
   char* own = nullptr;
@@ -223,6 +234,7 @@ int main(int argc, char* argv[]) {
   }
   if (fuse_daemonize(opts.foreground) == 0) {
     if (instance) instance->record_owner();  // the daemon's pid, not the parent's
+    if (hub) hub->start();  // threads only after the fork
     if (opts.single_thread) {
       rc = fuse_session_loop(se);
     } else {
@@ -233,6 +245,10 @@ int main(int argc, char* argv[]) {
       fuse_loop_cfg_destroy(cfg);
     }
   }
+  // Readers still waiting get end of file; the rings close before the
+  // instance goes.
+  for (auto& f : streams) f->end();
+  if (hub) hub->stop();
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);
   fuse_session_destroy(se);

@@ -120,10 +120,34 @@ void add_error_log(NodeTree& tree, Controller& c) {
                     [&log] { log.clear(); }));
 }
 
+std::vector<std::shared_ptr<StreamFile>> add_streams(NodeTree& tree, StreamHub& hub) {
+  std::vector<std::shared_ptr<StreamFile>> files;
+  auto text = std::make_shared<StreamFile>(hub.text_channel());
+  tree.add_file(tree.root(), "trace_pipe", NodeTree::kReadOnlyMode, text);
+  files.push_back(text);
+  Node& per_cpu = tree.add_dir(tree.root(), "per_cpu");
+  for (int cpu = 0; cpu < hub.cpus(); ++cpu) {
+    Node& dir = tree.add_dir(per_cpu, fmt::format("cpu{}", cpu));
+    auto raw = std::make_shared<StreamFile>(hub.cpu_channel(cpu));
+    tree.add_file(dir, "trace_pipe_raw", NodeTree::kReadOnlyMode, raw);
+    files.push_back(raw);
+    tree.add_file(dir, "stats", NodeTree::kReadOnlyMode,
+                  std::make_shared<ControlFile>(
+                      [&hub, cpu](std::string& out) {
+                        out = hub.stats_text(cpu);
+                        return 0;
+                      },
+                      nullptr));
+  }
+  for (const auto& f : files) hub.on_data([f] { f->data_ready(); });
+  return files;
+}
+
 }  // namespace
 
-void build_mount_tree(NodeTree& tree, const Tracefs& tracefs, const Resolution& resolution,
-                      Controller* control) {
+std::vector<std::shared_ptr<StreamFile>> build_mount_tree(NodeTree& tree, const Tracefs& tracefs,
+                                                          const Resolution& resolution, MountServices services) {
+  Controller* control = services.control;
   Node& root = tree.root();
   tree.add_file(root, "README", NodeTree::kReadOnlyMode, constant(mount_readme_text()));
 
@@ -149,6 +173,8 @@ void build_mount_tree(NodeTree& tree, const Tracefs& tracefs, const Resolution& 
     if (control) add_stable_controls(tree, dir, *control, i);
   }
   add_raw_mirror(tree, tracefs, control);
+  if (!services.streams) return {};
+  return add_streams(tree, *services.streams);
 }
 
 }  // namespace eventfs

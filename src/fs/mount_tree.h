@@ -5,17 +5,25 @@
 #include "catalog/catalog.h"
 #include "control/controller.h"
 #include "fs/node_tree.h"
+#include "fs/stream_file.h"
+#include "stream/stream_hub.h"
 #include "projection/binding.h"
 #include "tracefs/tracefs.h"
 
 namespace eventfs {
 
-// `tracefs`, `resolution` and `control` must outlive the tree. raw/<system>/
-// is filled on first use and each raw format is rendered on first use.
-// Without a controller (a plain directory, not a tracefs) the mount has no
-// control files.
-void build_mount_tree(NodeTree& tree, const Tracefs& tracefs, const Resolution& resolution,
-                      Controller* control);
+// What the mount needs beyond the formats: both absent over a plain
+// directory (not a tracefs), where the mount has formats only.
+struct MountServices {
+  Controller* control = nullptr;  // enable, filter, trigger, error_log
+  StreamHub* streams = nullptr;   // trace_pipe, per_cpu/
+};
+
+// `tracefs`, `resolution` and the services must outlive the tree.
+// raw/<system>/ is filled on first use and each raw format is rendered on
+// first use. Returns the stream files, to be ended when the mount goes.
+std::vector<std::shared_ptr<StreamFile>> build_mount_tree(NodeTree& tree, const Tracefs& tracefs,
+                                                          const Resolution& resolution, MountServices services);
 
 // The text of the README file.
 const char* mount_readme_text();

@@ -200,6 +200,13 @@ int Instance::open(const std::string& root, const std::string& name, std::unique
   return 0;
 }
 
+int Instance::cpus() const {
+  int n = 0;
+  for (const auto& d : subdirs(path_ + "/per_cpu"))
+    if (d.rfind("cpu", 0) == 0) ++n;
+  return n;
+}
+
 int Instance::record_owner() { return write_owner(name_, root_); }
 
 void Instance::remove() {

@@ -41,6 +41,9 @@ class Instance final : public InstanceFiles {
   // Idempotent; also run by the destructor.
   void remove();
 
+  // CPUs with a ring in the instance (per_cpu/cpuN).
+  int cpus() const;
+
   // Records this process as the owner (again: after fuse_daemonize forks).
   int record_owner();
 

@@ -119,7 +119,7 @@ TEST(NodeTree, GeneratedFilesReportTheirErrors) {
 TEST(MountTree, FixtureMountHasTheStableAndRawFiles) {
   eventfs::testing::ResolvedFixture fx("linux-2.6.36");
   NodeTree t;
-  build_mount_tree(t, *fx.tracefs, fx.resolution, nullptr);
+  build_mount_tree(t, *fx.tracefs, fx.resolution, {});
   NodeAttr a;
   ASSERT_EQ(t.lookup(NodeTree::kRootIno, "sched_switch", a), 0);
   ASSERT_EQ(t.lookup(a.ino, "id", a), 0);

@@ -1,0 +1,234 @@
+#include "ring/ring.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ring/mapped_reader.h"
+#include "ring/subbuf.h"
+#include "ring/trace_mmap_abi.h"
+
+namespace eventfs {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The kernel's long size, from the instance's events/header_page (the top
+// level's if the instance has none), else this build's.
+unsigned kernel_long_size(const std::string& instance_path) {
+  for (const std::string& p : {instance_path + "/events/header_page",
+                               instance_path + "/../../events/header_page"})
+    if (unsigned n = header_page_long_size(slurp(p))) return n;
+  return sizeof(long);
+}
+
+// Sub-buffer size for read(): buffer_subbuf_size_kb (Linux >= 6.8), else a page.
+std::uint32_t read_subbuf_size(const std::string& instance_path) {
+  std::string kb = slurp(instance_path + "/buffer_subbuf_size_kb");
+  unsigned long v = std::strtoul(kb.c_str(), nullptr, 10);
+  if (v > 0 && v <= 1024) return static_cast<std::uint32_t>(v * 1024);
+  return static_cast<std::uint32_t>(sysconf(_SC_PAGESIZE));
+}
+
+class FdHolder {
+ public:
+  explicit FdHolder(int fd) : fd_(fd) {}
+  ~FdHolder() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FdHolder(const FdHolder&) = delete;
+  FdHolder& operator=(const FdHolder&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+class ReadRing final : public CpuRing {
+ public:
+  ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf)
+      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf) {}
+
+  int drain(RingSink& sink, std::size_t max) override {
+    std::size_t n = 0;
+    while (n < max) {
+      if (!loaded_ || from_ >= parser_.data_size()) {
+        loaded_ = false;
+        ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size());
+        if (r < 0) {
+          if (errno == EINTR) continue;
+          if (errno == EAGAIN) return 0;
+          return -errno;
+        }
+        if (r == 0) return 0;
+        if (!parser_.load(buf_.data(), static_cast<std::size_t>(r))) return -EIO;
+        loaded_ = true;
+        from_ = 0;
+        ++stats_.subbufs;
+        std::int64_t mark = parser_.missed();
+        if (mark != 0) {
+          if (mark < 0) ++stats_.unknown_lost;
+          std::uint64_t count = mark < 0 ? 0 : static_cast<std::uint64_t>(mark);
+          sink.lost(parser_.timestamp(), count, mark < 0);
+          stats_.lost += count;
+          ++stats_.lost_reports;
+        }
+      }
+      std::size_t got = parser_.walk(sink, from_, max - n);
+      n += got;
+      stats_.entries += got;
+    }
+    return 0;
+  }
+  int poll_fd() const override { return fd_.get(); }
+  const char* mode() const override { return "read"; }
+  RingStats stats() const override { return stats_; }
+  int cpu() const override { return cpu_; }
+  std::uint32_t subbuf_size() const override { return static_cast<std::uint32_t>(buf_.size()); }
+
+ private:
+  FdHolder fd_;
+  int cpu_;
+  SubbufParser parser_;
+  std::vector<std::uint8_t> buf_;  // one sub-buffer, kept between drains
+  bool loaded_ = false;
+  std::uint32_t from_ = 0;
+  RingStats stats_;
+};
+
+class MmapRing final : public CpuRing {
+ public:
+  static std::unique_ptr<MmapRing> open(int fd, int cpu, unsigned long_size, std::string& error) {
+    long page = sysconf(_SC_PAGESIZE);
+    void* m = mmap(nullptr, static_cast<std::size_t>(page), PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+      error = fmt::format("mmap of the meta page: {}", std::strerror(errno));
+      return nullptr;
+    }
+    auto* meta = static_cast<const ring_abi::TraceBufferMeta*>(m);
+    std::size_t meta_len = meta->meta_page_size;
+    if (meta->meta_struct_len < offsetof(ring_abi::TraceBufferMeta, read) || meta_len == 0 ||
+        meta_len % static_cast<std::size_t>(page) != 0 || meta->subbuf_size == 0 || meta->nr_subbufs == 0) {
+      error = fmt::format("unexpected meta page (meta_page_size {}, meta_struct_len {}, subbuf_size {}, nr_subbufs {})",
+                          meta->meta_page_size, meta->meta_struct_len, meta->subbuf_size, meta->nr_subbufs);
+      munmap(m, static_cast<std::size_t>(page));
+      return nullptr;
+    }
+    if (meta_len != static_cast<std::size_t>(page)) {
+      munmap(m, static_cast<std::size_t>(page));
+      m = mmap(nullptr, meta_len, PROT_READ, MAP_SHARED, fd, 0);
+      if (m == MAP_FAILED) {
+        error = fmt::format("mmap of the meta page: {}", std::strerror(errno));
+        return nullptr;
+      }
+      meta = static_cast<const ring_abi::TraceBufferMeta*>(m);
+    }
+    std::size_t data_len = static_cast<std::size_t>(meta->subbuf_size) * meta->nr_subbufs;
+    void* d = mmap(nullptr, data_len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(meta_len));
+    if (d == MAP_FAILED) {
+      error = fmt::format("mmap of the sub-buffers: {}", std::strerror(errno));
+      munmap(m, meta_len);
+      return nullptr;
+    }
+    return std::unique_ptr<MmapRing>(new MmapRing(fd, cpu, long_size, m, meta_len, d, data_len));
+  }
+
+  ~MmapRing() override {
+    munmap(data_, data_len_);
+    munmap(meta_, meta_len_);
+  }
+
+  int drain(RingSink& sink, std::size_t max) override { return reader_.drain(sink, max); }
+  int poll_fd() const override { return fd_.get(); }
+  const char* mode() const override { return "mmap"; }
+  RingStats stats() const override { return reader_.stats(); }
+  int cpu() const override { return cpu_; }
+  std::uint32_t subbuf_size() const override { return reader_.subbuf_size(); }
+
+ private:
+  MmapRing(int fd, int cpu, unsigned long_size, void* meta, std::size_t meta_len, void* data,
+           std::size_t data_len)
+      : fd_(fd),
+        cpu_(cpu),
+        meta_(meta),
+        meta_len_(meta_len),
+        data_(data),
+        data_len_(data_len),
+        reader_(static_cast<const ring_abi::TraceBufferMeta*>(meta), static_cast<const std::uint8_t*>(data),
+                long_size, &MmapRing::get_reader, this) {}
+
+  static int get_reader(void* self) {
+    int fd = static_cast<MmapRing*>(self)->fd_.get();
+    for (;;) {
+      if (ioctl(fd, ring_abi::kGetReader) == 0) return 0;
+      if (errno != EINTR) return -errno;
+    }
+  }
+
+  FdHolder fd_;
+  int cpu_;
+  void* meta_;
+  std::size_t meta_len_;
+  void* data_;
+  std::size_t data_len_;
+  MappedReader reader_;
+};
+
+}  // namespace
+
+bool parse_reader_mode(std::string_view text, ReaderMode& out) {
+  if (text == "auto") out = ReaderMode::Auto;
+  else if (text == "mmap") out = ReaderMode::Mmap;
+  else if (text == "read") out = ReaderMode::Read;
+  else return false;
+  return true;
+}
+
+const char* reader_mode_name(ReaderMode mode) {
+  switch (mode) {
+    case ReaderMode::Auto: return "auto";
+    case ReaderMode::Mmap: return "mmap";
+    case ReaderMode::Read: return "read";
+  }
+  return "?";
+}
+
+std::unique_ptr<CpuRing> open_cpu_ring(const std::string& instance_path, int cpu, ReaderMode mode,
+                                       std::string& error) {
+  std::string path = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", instance_path, cpu);
+  unsigned long_size = kernel_long_size(instance_path);
+  auto open_fd = [&]() {
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) error = fmt::format("{}: {}", path, std::strerror(errno));
+    return fd;
+  };
+  std::string mmap_error;
+  if (mode != ReaderMode::Read) {
+    int fd = open_fd();
+    if (fd < 0) return nullptr;
+    if (auto r = MmapRing::open(fd, cpu, long_size, mmap_error)) return r;
+    ::close(fd);
+    if (mode == ReaderMode::Mmap) {
+      error = fmt::format("{}: {} (the kernel maps trace_pipe_raw from Linux 6.10)", path, mmap_error);
+      return nullptr;
+    }
+  }
+  int fd = open_fd();
+  if (fd < 0) return nullptr;
+  return std::make_unique<ReadRing>(fd, cpu, long_size, read_subbuf_size(instance_path));
+}
+
+}  // namespace eventfs

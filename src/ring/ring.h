@@ -1,0 +1,79 @@
+// Per-CPU readers of a tracefs instance's ring buffer: what comes out is the
+// raw kernel records of one CPU, in order, with the kernel's lost-event
+// reports at the place they happened. FUSE-free; nothing is allocated per
+// record (records are handed out in place, pointing into the sub-buffer).
+//
+//  * mmap mode (Linux >= 6.10): maps the meta page and the sub-buffers of
+//    per_cpu/cpuN/trace_pipe_raw and walks the reader sub-buffer in place,
+//    asking the kernel for the next one with TRACE_MMAP_IOCTL_GET_READER.
+//  * read mode: read(2)s whole sub-buffers from per_cpu/cpuN/trace_pipe_raw
+//    (each read copies one and consumes it in the kernel).
+// Both walk sub-buffers with libtraceevent's kbuffer.
+//
+// Opening a ring consumes nothing: the kernel's reader only moves in drain().
+// One CpuRing per CPU, used by one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace eventfs {
+
+enum class ReaderMode { Auto, Mmap, Read };
+
+// "auto", "mmap", "read" (the -o reader= values).
+bool parse_reader_mode(std::string_view text, ReaderMode& out);
+const char* reader_mode_name(ReaderMode mode);
+
+// Receives a CPU's records and lost-event reports, in ring order.
+class RingSink {
+ public:
+  virtual ~RingSink() = default;
+  // One raw record (common_type first) of `len` bytes (the kernel's length,
+  // rounded up to 4), valid only during the call; `ts` in the trace clock.
+  virtual void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) = 0;
+  // Events the kernel lost before the next record. `count_unknown`: the
+  // kernel marked the gap without its size; count is then eventfs's estimate
+  // from the overrun counter (mmap mode) or 0 (read mode). `ts` is the time
+  // stamp of the sub-buffer that follows the gap.
+  virtual void lost(std::uint64_t ts, std::uint64_t count, bool count_unknown) = 0;
+};
+
+struct RingStats {
+  std::uint64_t entries = 0;         // records delivered
+  std::uint64_t lost = 0;            // sum of the lost counts delivered
+  std::uint64_t lost_reports = 0;    // lost() calls
+  std::uint64_t unknown_lost = 0;    // sub-buffers marked "lost, count not stored"
+  std::uint64_t overrun = 0;         // kernel overrun counter growth since open (mmap only)
+  std::uint64_t subbufs = 0;         // sub-buffers started
+};
+
+class CpuRing {
+ public:
+  virtual ~CpuRing() = default;
+  // Delivers at most max_records records (lost reports do not count) and
+  // returns 0 when it has delivered max_records or nothing more is available
+  // now, or -errno. Never blocks.
+  virtual int drain(RingSink& sink, std::size_t max_records) = 0;
+  // A descriptor to poll(POLLIN) on for data. Note the kernel wakes a poller
+  // on trace_pipe_raw only once the ring is buffer_percent full (the
+  // instance's buffer_percent file; 0 means any data).
+  virtual int poll_fd() const = 0;
+  virtual const char* mode() const = 0;  // "mmap" or "read"
+  virtual RingStats stats() const = 0;
+  virtual int cpu() const = 0;
+  // Bytes of one sub-buffer, header included.
+  virtual std::uint32_t subbuf_size() const = 0;
+};
+
+// Opens CPU `cpu` of the tracefs instance at `instance_path` (a directory
+// with per_cpu/ and events/header_page, e.g. /sys/kernel/tracing/instances/X
+// or /sys/kernel/tracing). Auto tries mmap and falls back to read. On failure
+// returns nullptr and a one-line reason.
+std::unique_ptr<CpuRing> open_cpu_ring(const std::string& instance_path, int cpu, ReaderMode mode,
+                                       std::string& error);
+
+}  // namespace eventfs

@@ -1,0 +1,64 @@
+// One ring-buffer sub-buffer (a "page"): its header and its events, walked
+// with libtraceevent's kbuffer.
+//
+// Layout (events/header_page): u64 timestamp; local_t commit (a long: 8
+// bytes on 64-bit kernels, 4 on 32-bit ones); then `commit` bytes of events.
+// The commit word's bit 31 says events were lost before this sub-buffer, bit
+// 30 that their count is stored as a long right after the data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "ring/ring.h"
+
+struct kbuffer;
+
+namespace eventfs {
+
+// The long size the header_page text says the kernel uses (the size of its
+// `commit` field: 4 or 8), or 0 when the text cannot be read.
+unsigned header_page_long_size(const std::string& header_page_text);
+
+class SubbufParser {
+ public:
+  static constexpr std::uint64_t kMissedEvents = 1ull << 31;
+  static constexpr std::uint64_t kMissedStored = 1ull << 30;
+  static constexpr std::uint64_t kCommitMask = (1ull << 27) - 1;
+
+  explicit SubbufParser(unsigned long_size);  // 4 or 8
+  ~SubbufParser();
+  SubbufParser(const SubbufParser&) = delete;
+  SubbufParser& operator=(const SubbufParser&) = delete;
+
+  bool ok() const { return kbuf_ != nullptr; }
+  unsigned header_size() const { return 8 + long_size_; }
+
+  // Loads the sub-buffer at `page` of `capacity` bytes (header included) as
+  // it is now (re-load to see events a writer has committed since). False
+  // when its commit does not fit in `capacity`.
+  bool load(const std::uint8_t* page, std::size_t capacity);
+
+  // Events lost before this sub-buffer: 0, the stored count, or -1 when the
+  // kernel set the flag without storing the count.
+  std::int64_t missed() const { return missed_; }
+  std::uint64_t timestamp() const { return ts_; }
+  std::uint32_t data_size() const { return size_; }  // committed bytes of events
+  const std::uint8_t* page() const { return page_; }
+
+  // Delivers the events that start at or after data offset `from`, at most
+  // `max`; moves `from` past each one delivered. Returns how many. Stops
+  // early (setting `from` to data_size()) at an event running past the data.
+  std::size_t walk(RingSink& sink, std::uint32_t& from, std::size_t max);
+
+ private:
+  struct kbuffer* kbuf_ = nullptr;
+  unsigned long_size_;
+  const std::uint8_t* page_ = nullptr;
+  std::uint32_t size_ = 0;
+  std::int64_t missed_ = 0;
+  std::uint64_t ts_ = 0;
+};
+
+}  // namespace eventfs

@@ -1,0 +1,273 @@
+#include "stream/stream_hub.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include <eventfs/record.h>
+#include <fmt/format.h>
+
+namespace eventfs {
+
+// Projects one CPU's raw records into its queue.
+class StreamHub::CpuSink final : public RingSink {
+ public:
+  CpuSink(StreamHub& hub, int cpu) : hub_(hub), cpu_(cpu), scratch_(EVENTFS_RECORD_MAX_SIZE) {}
+  void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
+    for (const Projection* p = hub_.table_.find_record(raw, len); p; p = hub_.table_.next_same_raw(*p)) {
+      write_record(*p, ts, raw, len, scratch_.data());
+      hub_.queues_[static_cast<std::size_t>(cpu_)].push(p->pid(raw, len), scratch_.data());
+      ++added;
+    }
+  }
+  void lost(std::uint64_t ts, std::uint64_t count, bool unknown) override {
+    write_lost_record(ts, count, static_cast<std::uint32_t>(cpu_), unknown, scratch_.data());
+    hub_.queues_[static_cast<std::size_t>(cpu_)].push(0, scratch_.data());
+    ++added;
+  }
+  std::size_t added = 0;
+
+ private:
+  StreamHub& hub_;
+  int cpu_;
+  std::vector<std::uint8_t> scratch_;
+};
+
+class StreamHub::TextChannel final : public StreamChannel {
+ public:
+  explicit TextChannel(StreamHub& h) : hub_(h) {}
+  bool take(std::size_t max, std::string& out) override { return hub_.take_text(max, out); }
+  void reader_opened() override { hub_.reader_count(+1); }
+  void reader_closed() override { hub_.reader_count(-1); }
+
+ private:
+  StreamHub& hub_;
+};
+
+class StreamHub::CpuChannel final : public StreamChannel {
+ public:
+  CpuChannel(StreamHub& h, int cpu) : hub_(h), cpu_(cpu) {}
+  bool take(std::size_t max, std::string& out) override { return hub_.take_cpu(cpu_, max, out); }
+  void reader_opened() override { hub_.reader_count(+1); }
+  void reader_closed() override { hub_.reader_count(-1); }
+
+ private:
+  StreamHub& hub_;
+  int cpu_;
+};
+
+StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& resolution, ReaderMode mode,
+                     std::size_t queue_bytes)
+    : instance_path_(std::move(instance_path)), mode_(mode), table_(resolution.available) {
+  for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
+  for (int i = 0; i < cpus; ++i) queues_.emplace_back(queue_bytes);
+  ring_stats_.resize(static_cast<std::size_t>(cpus));
+  ring_modes_.resize(static_cast<std::size_t>(cpus), "closed");
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+StreamHub::~StreamHub() {
+  stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+std::shared_ptr<StreamChannel> StreamHub::text_channel() { return std::make_shared<TextChannel>(*this); }
+
+std::shared_ptr<StreamChannel> StreamHub::cpu_channel(int cpu) { return std::make_shared<CpuChannel>(*this, cpu); }
+
+void StreamHub::on_data(std::function<void()> listener) { listeners_.push_back(std::move(listener)); }
+
+void StreamHub::start() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+}
+
+void StreamHub::stop() {
+  {
+    std::lock_guard lock(state_mu_);
+    stopping_ = true;
+  }
+  state_cv_.notify_all();
+  std::uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+  if (thread_.joinable()) thread_.join();
+  close_rings();
+}
+
+void StreamHub::reader_count(int delta) {
+  {
+    std::lock_guard lock(state_mu_);
+    readers_ += delta;
+  }
+  state_cv_.notify_all();
+  std::uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+}
+
+bool StreamHub::open_rings(std::string& error) {
+  if (!rings_.empty()) return true;
+  std::vector<std::unique_ptr<CpuRing>> rings;
+  for (int cpu = 0; cpu < cpus(); ++cpu) {
+    auto r = open_cpu_ring(instance_path_, cpu, mode_, error);
+    if (!r) return false;
+    rings.push_back(std::move(r));
+  }
+  rings_ = std::move(rings);
+  std::lock_guard lock(mu_);
+  for (std::size_t i = 0; i < rings_.size(); ++i) ring_modes_[i] = rings_[i]->mode();
+  return true;
+}
+
+void StreamHub::close_rings() {
+  std::lock_guard lock(mu_);
+  for (std::size_t i = 0; i < rings_.size(); ++i) {
+    RingStats s = rings_[i]->stats();
+    RingStats& acc = ring_stats_[i];
+    acc.entries += s.entries;
+    acc.lost += s.lost;
+    acc.lost_reports += s.lost_reports;
+    acc.unknown_lost += s.unknown_lost;
+    acc.overrun += s.overrun;
+    acc.subbufs += s.subbufs;
+    ring_modes_[i] = "closed";
+  }
+  rings_.clear();
+}
+
+void StreamHub::run() {
+  std::vector<CpuSink> sinks;
+  for (int cpu = 0; cpu < cpus(); ++cpu) sinks.emplace_back(*this, cpu);
+  for (;;) {
+    {
+      std::unique_lock lock(state_mu_);
+      if (readers_ == 0 && !rings_.empty()) {
+        lock.unlock();
+        close_rings();  // nobody reads: leave the kernel's ring alone
+        lock.lock();
+      }
+      state_cv_.wait(lock, [this] { return stopping_ || readers_ > 0; });
+      if (stopping_) return;
+    }
+    std::string error;
+    if (!open_rings(error)) {
+      {
+        std::lock_guard lock(mu_);
+        if (ring_error_ != error) std::fprintf(stderr, "eventfs: cannot read the ring buffer: %s\n", error.c_str());
+        ring_error_ = error;
+      }
+      std::unique_lock lock(state_mu_);
+      state_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+      continue;
+    }
+    std::size_t added = 0;
+    {
+      std::lock_guard lock(mu_);
+      for (std::size_t i = 0; i < rings_.size(); ++i) {
+        sinks[i].added = 0;
+        rings_[i]->drain(sinks[i], 4096);
+        added += sinks[i].added;
+      }
+    }
+    if (added) {
+      for (auto& l : listeners_) l();
+      continue;  // there may be more
+    }
+    // Nothing new: wait for data, a reader coming or going, or a stop. The
+    // kernel's poll on trace_pipe_raw may wake late, so look again soon anyway.
+    std::vector<pollfd> fds;
+    fds.push_back({wake_fd_, POLLIN, 0});
+    for (const auto& r : rings_) fds.push_back({r->poll_fd(), POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 50);
+    std::uint64_t drain;
+    (void)!read(wake_fd_, &drain, sizeof drain);
+  }
+}
+
+void StreamHub::lost_record(int cpu, std::uint64_t ts, std::uint64_t count, bool unknown, std::string& out) {
+  std::uint8_t buf[64];
+  std::uint32_t n = write_lost_record(ts, count, static_cast<std::uint32_t>(cpu), unknown, buf);
+  out.append(reinterpret_cast<const char*>(buf), n);
+}
+
+bool StreamHub::take_cpu(int cpu, std::size_t max, std::string& out) {
+  std::lock_guard lock(mu_);
+  RecordQueue& q = queues_.at(static_cast<std::size_t>(cpu));
+  std::size_t start = out.size();
+  if (std::uint64_t dropped = q.take_dropped())
+    lost_record(cpu, q.empty() ? 0 : q.front_ts(), dropped, false, out);
+  while (!q.empty()) {
+    std::uint32_t n = q.front_size();
+    if (out.size() > start && out.size() - start + n > max) break;
+    out.append(reinterpret_cast<const char*>(q.front()), n);
+    q.pop();
+  }
+  return out.size() > start;
+}
+
+bool StreamHub::take_text(std::size_t max, std::string& out) {
+  std::lock_guard lock(mu_);
+  std::size_t start = out.size();
+  while (out.size() - start < max) {
+    // The oldest head among the CPUs.
+    int best = -1;
+    std::uint64_t best_ts = 0;
+    for (std::size_t c = 0; c < queues_.size(); ++c) {
+      RecordQueue& q = queues_[c];
+      if (std::uint64_t dropped = q.take_dropped()) {
+        out += fmt::format("CPU:{} [LOST {} EVENTS]\n", c, dropped);
+        continue;
+      }
+      if (q.empty()) continue;
+      if (best < 0 || q.front_ts() < best_ts) {
+        best = static_cast<int>(c);
+        best_ts = q.front_ts();
+      }
+    }
+    if (best < 0) break;
+    RecordQueue& q = queues_[static_cast<std::size_t>(best)];
+    eventfs_record_header h;
+    std::memcpy(&h, q.front(), sizeof h);
+    if (h.id == EVENTFS_ID_LOST) {
+      eventfs_lost l;
+      std::memcpy(&l, q.front() + sizeof h, sizeof l);
+      if (l.flags & EVENTFS_LOST_COUNT_UNKNOWN)
+        out += fmt::format("CPU:{} [LOST EVENTS]\n", best);
+      else
+        out += fmt::format("CPU:{} [LOST {} EVENTS]\n", best, l.count);
+    } else if (auto it = text_.find(h.id); it != text_.end()) {
+      it->second.render(out, q.front_pid(), static_cast<unsigned>(best), h.timestamp, q.front() + sizeof h);
+    }
+    q.pop();
+  }
+  return out.size() > start;
+}
+
+std::string StreamHub::stats_text(int cpu) {
+  std::lock_guard lock(mu_);
+  auto i = static_cast<std::size_t>(cpu);
+  RingStats s = ring_stats_.at(i);
+  if (i < rings_.size()) {
+    RingStats live = rings_[i]->stats();
+    s.entries += live.entries;
+    s.lost += live.lost;
+    s.lost_reports += live.lost_reports;
+    s.unknown_lost += live.unknown_lost;
+    s.overrun += live.overrun;
+    s.subbufs += live.subbufs;
+  }
+  const RecordQueue& q = queues_[i];
+  return fmt::format(
+      "entries: {}\n"
+      "read events: {}\n"
+      "lost events: {}\n"
+      "lost reports: {}\n"
+      "lost reports without count: {}\n"
+      "overrun: {}\n"
+      "dropped by eventfs: {}\n"
+      "reader: {}\n",
+      q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(), ring_modes_[i]);
+}
+
+}  // namespace eventfs

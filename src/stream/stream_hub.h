@@ -1,0 +1,84 @@
+// The record path from the kernel rings to the stream files: one producer
+// thread drains every CPU's ring of eventfs's instance while (and only
+// while) some stream is open, projects each record into its stable event(s)
+// and queues it per CPU. trace_pipe takes from all queues in time order, as
+// text; per_cpu/cpuN/trace_pipe_raw takes CPU N's queue in the binary
+// framing. Like tracefs's own pipes, what one reader takes is gone for the
+// others.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "fs/stream_file.h"
+#include "projection/binding.h"
+#include "projection/projection.h"
+#include "projection/text_render.h"
+#include "ring/ring.h"
+#include "stream/record_queue.h"
+
+namespace eventfs {
+
+class StreamHub {
+ public:
+  static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU
+
+  // `instance_path`: the tracefs instance whose rings are read; `cpus`: how
+  // many; `resolution` must outlive the hub.
+  StreamHub(std::string instance_path, int cpus, const Resolution& resolution, ReaderMode mode,
+            std::size_t queue_bytes = kQueueBytes);
+  ~StreamHub();
+
+  int cpus() const { return static_cast<int>(queues_.size()); }
+  std::shared_ptr<StreamChannel> text_channel();
+  std::shared_ptr<StreamChannel> cpu_channel(int cpu);
+  // Called (without hub locks held) whenever new records are queued.
+  void on_data(std::function<void()> listener);
+  // per_cpu/cpuN/stats
+  std::string stats_text(int cpu);
+
+  void start();
+  // Stops the producer and closes the rings (before the instance goes).
+  void stop();
+
+ private:
+  class TextChannel;
+  class CpuChannel;
+  class CpuSink;
+  void run();
+  void reader_count(int delta);
+  bool open_rings(std::string& error);
+  void close_rings();
+  bool take_text(std::size_t max, std::string& out);
+  bool take_cpu(int cpu, std::size_t max, std::string& out);
+  void lost_record(int cpu, std::uint64_t ts, std::uint64_t count, bool unknown, std::string& out_bytes);
+
+  const std::string instance_path_;
+  const ReaderMode mode_;
+  ProjectionTable table_;
+  std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
+
+  std::mutex mu_;  // queues_, rings_ stats
+  std::vector<RecordQueue> queues_;
+  std::vector<RingStats> ring_stats_;
+  std::vector<std::string> ring_modes_;
+  std::string ring_error_;
+
+  std::vector<std::unique_ptr<CpuRing>> rings_;  // producer thread only
+  std::mutex state_mu_;
+  std::condition_variable state_cv_;
+  int readers_ = 0;
+  bool stopping_ = false;
+  int wake_fd_ = -1;  // eventfd: wakes the producer out of poll()
+  std::vector<std::function<void()>> listeners_;
+  std::thread thread_;
+};
+
+}  // namespace eventfs
