@@ -220,7 +220,7 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
   TranslatedFilter tf;
   FilterError fe;
   if (!translate_filter(text, s.fields, tf, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
-  if (int e = files_.write(s.dir + "/filter", tf.raw)) return kernel_refused(where, e, text, &tf, 0);
+  if (int e = replace_filter(s.dir, tf.raw)) return kernel_refused(where, e, text, &tf, 0);
   filters_[s.dir] = {tf.raw, text, index};
   return 0;
 }
@@ -233,9 +233,22 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
   std::string text = trimmed(data);
   if (text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
   std::string dir = raw_dir(system, event);
-  if (int e = files_.write(dir + "/filter", text)) return kernel_refused(where, e, text, nullptr, 0);
+  if (int e = replace_filter(dir, text)) return kernel_refused(where, e, text, nullptr, 0);
   filters_.erase(dir);
   return 0;
+}
+
+// The kernel keeps a filter it refused (it reads back with the parse
+// error), so a refusal would drop the filter that was there: put it back.
+int Controller::replace_filter(const std::string& dir, const std::string& raw) {
+  std::string before;
+  bool had = files_.read(dir + "/filter", before) == 0;
+  int e = files_.write(dir + "/filter", raw);
+  if (e && had) {
+    std::string prev = trimmed(before);
+    files_.write(dir + "/filter", prev == "none" || prev.empty() ? "0" : prev);
+  }
+  return e;
 }
 
 // ---- trigger
@@ -328,7 +341,7 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
       for (auto it = applied_.begin(); it != applied_.end();)
         it = (std::get<0>(it->first) == s.dir && std::get<1>(it->first) == identity) ? applied_.erase(it) : std::next(it);
     } else {
-      applied_[{s.dir, identity, tf.raw}] = {name, t.has_filter ? trimmed(t.filter) : ""};
+      applied_[{s.dir, identity, tf.raw}] = {name, t.has_filter ? trimmed(t.filter) : "", index};
     }
   }
   return 0;
@@ -396,7 +409,7 @@ std::string Controller::translate_trigger_line(const Stable* s, const std::strin
   std::string identity = cmd + (ktarget.empty() ? "" : ":" + ktarget);
   std::string target = ktarget, filter = raw_filter;
   auto it = applied_.find({dir, identity, has_filter ? raw_filter : ""});
-  if (it != applied_.end()) {
+  if (it != applied_.end() && s && it->second.writer == static_cast<std::size_t>(s - stable_.data())) {
     target = it->second.stable_target;
     filter = it->second.stable_filter;
   } else {

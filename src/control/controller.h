@@ -55,6 +55,7 @@ class Controller {
   struct Applied {
     std::string stable_target;  // empty when the trigger has none
     std::string stable_filter;
+    std::size_t writer;  // the stable event whose names these are
   };
   using AppliedKey = std::tuple<std::string, std::string, std::string>;  // dir, cmd:target, raw filter
 
@@ -64,6 +65,7 @@ class Controller {
                      const TranslatedFilter* filter, std::size_t filter_pos);
   bool check_size(const std::string& where, std::string_view data, int& err);
   int set_enabled(const std::string& dir, const std::string& user, bool on);
+  int replace_filter(const std::string& dir, const std::string& raw);
   int check_command(const std::string& where, const TriggerCommand& t, std::string_view text);
   std::string with_available(const std::string& message) const;
   int apply_triggers(const std::string& where, const std::vector<std::pair<std::string, std::string>>& writes,

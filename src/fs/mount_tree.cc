@@ -23,10 +23,21 @@ raw tracepoints the running kernel has.
 			  field:<name> type:<type> size:<bits> align:<bytes> signed:<0|1>;
 			  array:<name> type:<type> size:<bits> count:<n> align:<bytes> signed:<0|1>;
  <event>/id		- the stable id of the event (never the kernel's id)
+ <event>/enable		- echo 1 to record the event, 0 to stop
+ <event>/filter		- a filter in the event's stable field names; 0 clears
+ <event>/trigger	- command[:count] [if filter], as tracefs takes them, in
+			  stable names: enable_event:<event>, disable_event:<event>
+			  (globs allowed), traceon, traceoff, stacktrace; !cmd removes
+ error_log		- why the last writes were refused
+ trace_pipe		- the records of all enabled stable events, as text
+ per_cpu/cpuN/trace_pipe_raw
+			- CPU N's records in the binary framing of <eventfs/record.h>
+ per_cpu/cpuN/stats	- records read and lost on CPU N
  raw/<system>/<event>/format
 			- every raw event of this kernel in the same language;
 			  dynarray:<name> ... loc:<data_loc|rel_loc|tail> marks a
-			  variable-length array
+			  variable-length array; enable, filter and trigger there
+			  take the kernel's own names
 
 See eventfs(5) for the files and the format language, eventfs(8) for the daemon.
 )";

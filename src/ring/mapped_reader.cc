@@ -23,55 +23,13 @@ MappedReader::MappedReader(const ring_abi::TraceBufferMeta* meta, const std::uin
       subbuf_size_(load(meta->subbuf_size)),
       nr_subbufs_(load(meta->nr_subbufs)) {}
 
-void MappedReader::report(RingSink& sink, std::uint64_t ts, std::uint64_t count, bool unknown) {
-  sink.lost(ts, count, unknown);
-  stats_.lost += count;
-  ++stats_.lost_reports;
-}
-
-// Called once per reader sub-buffer, before its first record.
-//
-// With O_S the overrun counter we sample right after swap S, the kernel's
-// mark k_S counts the losses between swap S-1 and swap S, which overlap the
-// growth O_{S-1} - O_{S-2} (the part after swap S-1) and O_S - O_{S-1} (the
-// part before swap S). So k_S first claims what is left of the previous
-// growth (pool_), then the new growth; what the previous growth still holds
-// after that was never marked (a commit overrun) and is reported on its own.
-void MappedReader::start_subbuf(RingSink& sink) {
-  ++stats_.subbufs;
-  std::uint64_t overrun = load(meta_->overrun);
-  std::uint64_t fresh = overrun - overrun_seen_;
-  overrun_seen_ = overrun;
-  std::int64_t mark = parser_.missed();
-  std::uint64_t ts = parser_.timestamp();
-  if (mark < 0) {
-    // Marked without a count: estimate it from the overrun counter. Part of
-    // `fresh` may be claimed by the next mark; that one is reduced by it.
-    ++stats_.unknown_lost;
-    report(sink, ts, pool_ + fresh, true);
-    pool_ = 0;
-    credit_ = fresh;
-    return;
-  }
-  std::uint64_t k = static_cast<std::uint64_t>(mark);
-  std::uint64_t ahead = std::min(k, credit_);
-  credit_ = 0;
-  k -= ahead;
-  if (k > 0) report(sink, ts, k, false);
-  std::uint64_t take = std::min(k, pool_);
-  pool_ -= take;
-  k -= take;
-  if (pool_ > 0) report(sink, ts, pool_, false);
-  pool_ = fresh - std::min(k, fresh);
-}
-
 int MappedReader::drain(RingSink& sink, std::size_t max) {
   if (!started_) {
     started_ = true;
     cur_ = load(meta_->reader.id);
     from_ = load(meta_->reader.read);
     fresh_ = from_ == 0;
-    overrun_open_ = overrun_seen_ = load(meta_->overrun);
+    lost_.open(load(meta_->overrun));
   }
   std::size_t n = 0;
   for (;;) {
@@ -80,7 +38,8 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
     if (!parser_.load(page, subbuf_size_)) return -EIO;
     if (fresh_) {
       fresh_ = false;
-      start_subbuf(sink);
+      std::uint64_t overrun = load(meta_->overrun);
+      lost_.subbuf(sink, stats_, parser_.timestamp(), parser_.missed(), &overrun, true);
     }
     std::size_t got = parser_.walk(sink, from_, max - n);
     n += got;
@@ -102,7 +61,7 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
 
 RingStats MappedReader::stats() const {
   RingStats s = stats_;
-  s.overrun = started_ ? load(meta_->overrun) - overrun_open_ : 0;
+  s.overrun = started_ ? lost_.growth(load(meta_->overrun)) : 0;
   return s;
 }
 

@@ -15,19 +15,15 @@
 //    keeps the same reader (the ring is empty, or the writer is still
 //    appending to the reader sub-buffer: we re-load it and go on from our
 //    offset), or swaps in the next sub-buffer (a new id: start at 0).
-//  * A new reader sub-buffer may carry the kernel's lost-events mark (flag
-//    bits in its commit word, the count after its data when it fit). The
-//    meta page's overrun counter counts the same losses; both are folded into
-//    lost() reports at the start of the sub-buffer, never double counted:
-//    the mark's count; overrun growth no mark has claimed one swap later (the
-//    kernel attributes a loss to the next swap at the latest) as a report of
-//    its own; for a mark without a count, the unclaimed overrun growth as the
-//    count (flagged unknown).
+//  * A new reader sub-buffer may carry the kernel's lost-events mark; it and
+//    the meta page's overrun counter (sampled right after each GET_READER)
+//    are folded into lost() reports by LostAccounting (ring/lost.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "ring/lost.h"
 #include "ring/ring.h"
 #include "ring/subbuf.h"
 #include "ring/trace_mmap_abi.h"
@@ -46,9 +42,6 @@ class MappedReader {
   std::uint32_t subbuf_size() const { return subbuf_size_; }
 
  private:
-  void start_subbuf(RingSink& sink);
-  void report(RingSink& sink, std::uint64_t ts, std::uint64_t count, bool unknown);
-
   const ring_abi::TraceBufferMeta* meta_;
   const std::uint8_t* data_;
   GetReaderFn get_reader_;
@@ -61,10 +54,7 @@ class MappedReader {
   std::uint32_t cur_ = 0;   // reader sub-buffer id
   std::uint32_t from_ = 0;  // data bytes of it we have delivered
 
-  // Lost-event accounting (see above).
-  std::uint64_t overrun_open_ = 0, overrun_seen_ = 0;
-  std::uint64_t pool_ = 0;    // overrun growth seen at the previous swap no mark has claimed
-  std::uint64_t credit_ = 0;  // growth reported ahead of the next mark (in an estimate)
+  LostAccounting lost_;
   RingStats stats_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,12 +13,15 @@
 
 #include <fmt/format.h>
 
+#include "ring/lost.h"
 #include "ring/mapped_reader.h"
 #include "ring/subbuf.h"
 #include "ring/trace_mmap_abi.h"
 
 namespace eventfs {
 namespace {
+
+constexpr unsigned long kTracefsMagic = 0x74726163;  // TRACEFS_MAGIC
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -57,10 +61,30 @@ class FdHolder {
   int fd_;
 };
 
+// The "overrun:" line of per_cpu/cpuN/stats; false if it cannot be read.
+bool read_overrun(const std::string& stats_path, std::uint64_t& out) {
+  int fd = ::open(stats_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = 0;
+  const char* p = std::strstr(buf, "\noverrun:");
+  if (!p && std::strncmp(buf, "overrun:", 8) == 0) p = buf - 1;
+  if (!p) return false;
+  out = std::strtoull(p + 9, nullptr, 10);
+  return true;
+}
+
 class ReadRing final : public CpuRing {
  public:
-  ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf)
-      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf) {}
+  ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf, std::string stats_path)
+      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf), stats_path_(std::move(stats_path)) {
+    std::uint64_t o = 0;
+    has_overrun_ = read_overrun(stats_path_, o);
+    lost_.open(o);
+  }
 
   int drain(RingSink& sink, std::size_t max) override {
     std::size_t n = 0;
@@ -77,15 +101,11 @@ class ReadRing final : public CpuRing {
         if (!parser_.load(buf_.data(), static_cast<std::size_t>(r))) return -EIO;
         loaded_ = true;
         from_ = 0;
-        ++stats_.subbufs;
+        // The stats file is read only for a mark without a count.
         std::int64_t mark = parser_.missed();
-        if (mark != 0) {
-          if (mark < 0) ++stats_.unknown_lost;
-          std::uint64_t count = mark < 0 ? 0 : static_cast<std::uint64_t>(mark);
-          sink.lost(parser_.timestamp(), count, mark < 0);
-          stats_.lost += count;
-          ++stats_.lost_reports;
-        }
+        std::uint64_t overrun = 0;
+        bool sampled = mark < 0 && has_overrun_ && read_overrun(stats_path_, overrun);
+        lost_.subbuf(sink, stats_, parser_.timestamp(), mark, sampled ? &overrun : nullptr, false);
       }
       std::size_t got = parser_.walk(sink, from_, max - n);
       n += got;
@@ -95,7 +115,12 @@ class ReadRing final : public CpuRing {
   }
   int poll_fd() const override { return fd_.get(); }
   const char* mode() const override { return "read"; }
-  RingStats stats() const override { return stats_; }
+  RingStats stats() const override {
+    RingStats s = stats_;
+    std::uint64_t o = 0;
+    if (has_overrun_ && read_overrun(stats_path_, o)) s.overrun = lost_.growth(o);
+    return s;
+  }
   int cpu() const override { return cpu_; }
   std::uint32_t subbuf_size() const override { return static_cast<std::uint32_t>(buf_.size()); }
 
@@ -104,14 +129,24 @@ class ReadRing final : public CpuRing {
   int cpu_;
   SubbufParser parser_;
   std::vector<std::uint8_t> buf_;  // one sub-buffer, kept between drains
+  std::string stats_path_;
+  bool has_overrun_ = false;
   bool loaded_ = false;
   std::uint32_t from_ = 0;
+  LostAccounting lost_;
   RingStats stats_;
 };
 
 class MmapRing final : public CpuRing {
  public:
   static std::unique_ptr<MmapRing> open(int fd, int cpu, unsigned long_size, std::string& error) {
+    // Only tracefs's trace_pipe_raw speaks the protocol (a copy of the tree
+    // for tests is plain files).
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0 || static_cast<unsigned long>(fs.f_type) != kTracefsMagic) {
+      error = "not a tracefs file";
+      return nullptr;
+    }
     long page = sysconf(_SC_PAGESIZE);
     void* m = mmap(nullptr, static_cast<std::size_t>(page), PROT_READ, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
@@ -121,7 +156,8 @@ class MmapRing final : public CpuRing {
     auto* meta = static_cast<const ring_abi::TraceBufferMeta*>(m);
     std::size_t meta_len = meta->meta_page_size;
     if (meta->meta_struct_len < offsetof(ring_abi::TraceBufferMeta, read) || meta_len == 0 ||
-        meta_len % static_cast<std::size_t>(page) != 0 || meta->subbuf_size == 0 || meta->nr_subbufs == 0) {
+        meta_len % static_cast<std::size_t>(page) != 0 || meta->subbuf_size < 64 ||
+        meta->subbuf_size % 8 != 0 || meta->nr_subbufs < 2 || meta->reader.id >= meta->nr_subbufs) {
       error = fmt::format("unexpected meta page (meta_page_size {}, meta_struct_len {}, subbuf_size {}, nr_subbufs {})",
                           meta->meta_page_size, meta->meta_struct_len, meta->subbuf_size, meta->nr_subbufs);
       munmap(m, static_cast<std::size_t>(page));
@@ -228,7 +264,8 @@ std::unique_ptr<CpuRing> open_cpu_ring(const std::string& instance_path, int cpu
   }
   int fd = open_fd();
   if (fd < 0) return nullptr;
-  return std::make_unique<ReadRing>(fd, cpu, long_size, read_subbuf_size(instance_path));
+  return std::make_unique<ReadRing>(fd, cpu, long_size, read_subbuf_size(instance_path),
+                                    fmt::format("{}/per_cpu/cpu{}/stats", instance_path, cpu));
 }
 
 }  // namespace eventfs

@@ -164,7 +164,7 @@ int Instance::open(const std::string& root, const std::string& name, std::unique
   struct stat st;
   if (stat(inst->path_.c_str(), &st) == 0) {
     Owner o;
-    if (!read_owner(name, o) || o.root != root) {
+    if (!read_owner(name, o)) {  // (there is one tracefs, whatever path it was found at)
       message = fmt::format(
           "tracefs instance {} exists and was not made by eventfs; leaving it alone "
           "(remove it with rmdir, or choose another with -o instance=NAME)",

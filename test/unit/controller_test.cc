@@ -147,6 +147,23 @@ TEST_F(ControllerTest, AKernelRefusalInTheMiddleOfAGlobUndoesTheRest) {
   EXPECT_NE(ctl.error_log().text().find("File exists"), std::string::npos) << ctl.error_log().text();
 }
 
+TEST_F(ControllerTest, AFilterTheKernelRefusesLeavesThePreviousOne) {
+  ASSERT_EQ(ctl.write_filter(index("task_switch"), "from == 3"), 0);
+  EXPECT_EQ(ctl.write_filter(index("task_switch"), "from == bogus"), EINVAL);
+  EXPECT_EQ(fake.filter(kSwitch), "prev_pid == 3");
+  EXPECT_EQ(read(&Controller::read_filter, "task_switch"), "from == 3\n");
+  ASSERT_EQ(ctl.write_filter(index("task_switch"), "0"), 0);
+  EXPECT_EQ(ctl.write_filter(index("task_switch"), "from == bogus"), EINVAL);
+  EXPECT_EQ(fake.filter(kSwitch), "") << "no filter before, none after";
+}
+
+TEST_F(ControllerTest, TriggerReadBackUsesTheReadersOwnNames) {
+  ASSERT_EQ(ctl.write_trigger(index("task_switch"), "enable_event:sched_wakeup if to == 5"), 0);
+  EXPECT_EQ(read(&Controller::read_trigger, "task_switch"), "enable_event:sched_wakeup:unlimited if to == 5\n");
+  EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"),
+            "enable_event:sched_wakeup:unlimited if next_pid == 5\n");
+}
+
 TEST_F(ControllerTest, KernelErrorLogEntriesAreRewrittenIntoStableNames) {
   // The fake kernel refuses any filter containing "bogus" and logs where.
   EXPECT_EQ(ctl.write_filter(index("task_switch"), "state == 'S' || from == bogus"), EINVAL);

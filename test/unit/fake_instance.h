@@ -64,6 +64,7 @@ class FakeInstance final : public InstanceFiles {
       if (d.find("bogus") != std::string::npos) {
         kernel_log_ = "[  1.000000] event filter parse error: error: Field not found\n  Command: " + d +
                       "\n" + std::string(11 + d.find("bogus"), ' ') + "^\n";
+        filters_[dir] = d + "\n^\nparse_error: Field not found";  // the kernel keeps what it refused
         return EINVAL;
       }
       if (d == "0")

@@ -1,0 +1,118 @@
+// The read() reader over a copy of a tracefs instance (plain files): whole
+// sub-buffers read back to back, walked with kbuffer.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "../fixture_kernels.h"
+#include "ring/ring.h"
+#include "synthetic.h"
+
+namespace eventfs {
+namespace {
+
+using testing::CollectSink;
+using testing::SubbufBuilder;
+namespace fs = std::filesystem;
+
+class FakeInstance {
+ public:
+  explicit FakeInstance(const std::string& kernel) {
+    char tmpl[] = "/tmp/eventfs-readring-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    fs::create_directories(dir_ + "/per_cpu/cpu0");
+    fs::create_directories(dir_ + "/events");
+    fs::copy_file(testing::fixture_dir(kernel) + "/events/header_page", dir_ + "/events/header_page");
+  }
+  ~FakeInstance() { fs::remove_all(dir_); }
+  void write_pages(const std::vector<std::vector<std::uint8_t>>& pages) {
+    std::ofstream out(dir_ + "/per_cpu/cpu0/trace_pipe_raw", std::ios::binary);
+    for (const auto& p : pages) out.write(reinterpret_cast<const char*>(p.data()), static_cast<std::streamsize>(p.size()));
+  }
+  void write_stats(std::uint64_t overrun) {
+    std::ofstream(dir_ + "/per_cpu/cpu0/stats") << "entries: 0\noverrun: " << overrun << "\ncommit overrun: 0\n";
+  }
+  const std::string& path() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+std::vector<std::uint8_t> ev(std::uint8_t tag) { return {tag, 0, 0, 0, 0, 0, 0, 0}; }
+
+TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
+  for (const char* kernel : {"linux-6.18", "linux-32bit-alt"}) {
+    SCOPED_TRACE(kernel);
+    unsigned ls = std::string(kernel) == "linux-32bit-alt" ? 4 : 8;
+    FakeInstance inst(kernel);
+    inst.write_stats(0);
+    SubbufBuilder a(ls, 10), b(ls, 20), c(ls, 30);
+    a.event(ev('a')).event(ev('b'));
+    b.event(ev('c')).missed(4);
+    c.event(ev('d')).missed(-1);
+    inst.write_pages({a.build(), b.build(), c.build()});
+    std::string err;
+    auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+    ASSERT_TRUE(ring) << err;
+    EXPECT_STREQ(ring->mode(), "read");
+    EXPECT_EQ(ring->subbuf_size(), static_cast<std::uint32_t>(sysconf(_SC_PAGESIZE)));
+    inst.write_stats(4 + 6);  // the unmarked count comes from the stats file
+    CollectSink sink;
+    ASSERT_EQ(ring->drain(sink, 1), 0);
+    ASSERT_EQ(ring->drain(sink, 100), 0);
+    ASSERT_EQ(ring->drain(sink, 100), 0);
+    ASSERT_EQ(sink.items.size(), 6u);
+    EXPECT_EQ(sink.items[0].raw[0], 'a');
+    EXPECT_EQ(sink.items[1].raw[0], 'b');
+    EXPECT_TRUE(sink.items[2].lost);
+    EXPECT_EQ(sink.items[2].count, 4u);
+    EXPECT_FALSE(sink.items[2].unknown);
+    EXPECT_EQ(sink.items[2].ts, 20u);
+    EXPECT_EQ(sink.items[3].raw[0], 'c');
+    EXPECT_TRUE(sink.items[4].lost);
+    EXPECT_TRUE(sink.items[4].unknown);
+    EXPECT_EQ(sink.items[4].count, 6u);
+    EXPECT_EQ(sink.items[5].raw[0], 'd');
+    RingStats s = ring->stats();
+    EXPECT_EQ(s.entries, 4u);
+    EXPECT_EQ(s.lost, 10u);
+    EXPECT_EQ(s.unknown_lost, 1u);
+    EXPECT_EQ(s.subbufs, 3u);
+    EXPECT_EQ(s.overrun, 10u);
+  }
+}
+
+TEST(ReadRing, AutoFallsBackToReadOffTracefs) {
+  FakeInstance inst("linux-6.18");
+  SubbufBuilder a(8, 10);
+  a.event(ev('a'));
+  inst.write_pages({a.build()});
+  std::string err;
+  auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Auto, err);
+  ASSERT_TRUE(ring) << err;
+  EXPECT_STREQ(ring->mode(), "read");
+  EXPECT_FALSE(open_cpu_ring(inst.path(), 0, ReaderMode::Mmap, err));
+  EXPECT_NE(err.find("not a tracefs file"), std::string::npos) << err;
+  EXPECT_FALSE(open_cpu_ring(inst.path(), 1, ReaderMode::Read, err));
+  EXPECT_NE(err.find("cpu1/trace_pipe_raw"), std::string::npos) << err;
+}
+
+TEST(ReadRing, ReaderModeNames) {
+  ReaderMode m;
+  EXPECT_TRUE(parse_reader_mode("auto", m));
+  EXPECT_EQ(m, ReaderMode::Auto);
+  EXPECT_TRUE(parse_reader_mode("mmap", m));
+  EXPECT_EQ(m, ReaderMode::Mmap);
+  EXPECT_TRUE(parse_reader_mode("read", m));
+  EXPECT_EQ(m, ReaderMode::Read);
+  EXPECT_FALSE(parse_reader_mode("splice", m));
+  EXPECT_STREQ(reader_mode_name(ReaderMode::Mmap), "mmap");
+}
+
+}  // namespace
+}  // namespace eventfs

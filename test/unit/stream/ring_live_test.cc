@@ -1,0 +1,354 @@
+// The ring readers against the running kernel (root only): a private tracefs
+// instance, markers written to its trace_marker from one CPU, drained with
+// both reader modes and checked against libtraceevent's own parsing.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern "C" {
+#include <traceevent/event-parse.h>
+}
+
+#include "catalog/parser.h"
+#include "projection/binding.h"
+#include "projection/projection.h"
+#include "projection/text_render.h"
+#include "ring/ring.h"
+#include "synthetic.h"
+#include "tracefs/raw_event_cache.h"
+#include "tracefs/tracefs.h"
+
+namespace eventfs {
+namespace {
+
+using testing::CollectSink;
+
+constexpr const char* kTracefs = "/sys/kernel/tracing";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+// A tracefs instance of our own, removed however the test ends.
+class LiveRingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root";
+    struct stat st;
+    if (stat((std::string(kTracefs) + "/instances").c_str(), &st) != 0) GTEST_SKIP() << "no tracefs at " << kTracefs;
+    remove_stale_instances();
+    name_ = "eventfs-ringtest-" + std::to_string(getpid());
+    path_ = std::string(kTracefs) + "/instances/" + name_;
+    if (mkdir(path_.c_str(), 0755) != 0) GTEST_SKIP() << "cannot create " << path_ << ": " << std::strerror(errno);
+    made_ = true;
+    // Pin to one CPU so every marker lands in its ring.
+    cpu_set_t old;
+    CPU_ZERO(&old);
+    sched_getaffinity(0, sizeof old, &old);
+    saved_affinity_ = old;
+    cpu_ = CPU_COUNT(&old) > 1 && CPU_ISSET(1, &old) ? 1 : 0;
+    for (int c = 0; c < CPU_SETSIZE && !CPU_ISSET(cpu_, &old); ++c) cpu_ = c + 1;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu_, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    pinned_ = true;
+    marker_fd_ = ::open((path_ + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(marker_fd_, 0);
+  }
+
+  void TearDown() override {
+    if (marker_fd_ >= 0) ::close(marker_fd_);
+    if (pinned_) sched_setaffinity(0, sizeof saved_affinity_, &saved_affinity_);
+    if (made_) {
+      // rmdir fails with EBUSY while a file of the instance is open.
+      for (int i = 0; i < 50 && rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      struct stat st;
+      EXPECT_NE(stat(path_.c_str(), &st), 0) << "could not remove " << path_;
+    }
+  }
+
+  // Instances of earlier runs that died before their TearDown (a crash).
+  static void remove_stale_instances() {
+    std::string dir = std::string(kTracefs) + "/instances";
+    DIR* d = opendir(dir.c_str());
+    if (!d) return;
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      const std::string prefix = "eventfs-ringtest-";
+      if (n.rfind(prefix, 0) != 0) continue;
+      pid_t pid = static_cast<pid_t>(std::atoi(n.c_str() + prefix.size()));
+      if (pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH)) continue;  // its test is still running
+      rmdir((dir + "/" + n).c_str());
+    }
+    closedir(d);
+  }
+
+  void mark(const std::string& text) {
+    ASSERT_EQ(::write(marker_fd_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
+
+  // Drains until the ring says nothing more is there.
+  static void drain_all(CpuRing& r, CollectSink& sink) {
+    for (int i = 0; i < 100000; ++i) {
+      std::size_t before = sink.items.size();
+      ASSERT_EQ(r.drain(sink, 64), 0);
+      if (sink.items.size() == before) return;
+    }
+    FAIL() << "drain never ran dry";
+  }
+
+  std::string name_, path_;
+  bool made_ = false, pinned_ = false;
+  cpu_set_t saved_affinity_;
+  int cpu_ = 0;
+  int marker_fd_ = -1;
+};
+
+// The marker text of a print record: its buf, to the NUL.
+std::string print_buf(const std::vector<std::uint8_t>& raw, unsigned buf_off) {
+  if (raw.size() <= buf_off) return {};
+  const char* s = reinterpret_cast<const char*>(raw.data() + buf_off);
+  return std::string(s, strnlen(s, raw.size() - buf_off));
+}
+
+void check_markers(const CollectSink& sink, const std::string& prefix, int n) {
+  int next = 0;
+  for (const auto& item : sink.items) {
+    ASSERT_FALSE(item.lost) << "lost " << item.count << " events";
+    std::string buf = print_buf(item.raw, 16);
+    if (buf.rfind(prefix, 0) != 0) continue;
+    ASSERT_EQ(buf, prefix + std::to_string(next) + "\n");
+    ++next;
+  }
+  EXPECT_EQ(next, n);
+}
+
+TEST_F(LiveRingTest, BothModesDeliverEveryMarkerOnceInOrder) {
+  for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
+    SCOPED_TRACE(reader_mode_name(mode));
+    std::string err;
+    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    ASSERT_TRUE(ring) << err;
+    EXPECT_STREQ(ring->mode(), mode == ReaderMode::Mmap ? "mmap" : "read");
+    std::string prefix = std::string("eventfs-ringtest ") + reader_mode_name(mode) + " ";
+    CollectSink sink;
+    int n = 0;
+    // Some before the first drain, some while it is under way (the writer
+    // then appends to the reader sub-buffer), many more (several sub-buffers).
+    for (; n < 10; ++n) mark(prefix + std::to_string(n));
+    ASSERT_EQ(ring->drain(sink, 3), 0);
+    for (; n < 20; ++n) mark(prefix + std::to_string(n));
+    drain_all(*ring, sink);
+    for (; n < 25; ++n) mark(prefix + std::to_string(n));
+    drain_all(*ring, sink);
+    for (; n < 3000; ++n) mark(prefix + std::to_string(n));
+    drain_all(*ring, sink);
+    check_markers(sink, prefix, n);
+    RingStats s = ring->stats();
+    EXPECT_EQ(s.entries, sink.items.size());
+    EXPECT_EQ(s.lost, 0u);
+    EXPECT_EQ(s.overrun, 0u);
+    EXPECT_GT(s.subbufs, 3u);
+    // Time stamps never go backwards on one CPU.
+    for (std::size_t i = 1; i < sink.items.size(); ++i) ASSERT_LE(sink.items[i - 1].ts, sink.items[i].ts);
+  }
+}
+
+TEST_F(LiveRingTest, AutoPrefersMmap) {
+  std::string err;
+  auto ring = open_cpu_ring(path_, cpu_, ReaderMode::Auto, err);
+  ASSERT_TRUE(ring) << err;
+  EXPECT_STREQ(ring->mode(), "mmap");
+  EXPECT_EQ(ring->cpu(), cpu_);
+  EXPECT_GT(ring->subbuf_size(), 0u);
+}
+
+TEST_F(LiveRingTest, OpeningAloneConsumesNothing) {
+  for (int i = 0; i < 5; ++i) mark("untouched " + std::to_string(i));
+  for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
+    std::string err;
+    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    ASSERT_TRUE(ring) << err;
+  }
+  std::string err;
+  auto ring = open_cpu_ring(path_, cpu_, ReaderMode::Mmap, err);
+  ASSERT_TRUE(ring) << err;
+  CollectSink sink;
+  drain_all(*ring, sink);
+  check_markers(sink, "untouched ", 5);
+}
+
+TEST_F(LiveRingTest, OverwrittenEventsAreReportedLost) {
+  // The smallest ring, overwritten many times between reads.
+  ASSERT_TRUE(write_file(path_ + "/buffer_size_kb", "8"));
+  for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
+    SCOPED_TRACE(reader_mode_name(mode));
+    std::string err;
+    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    ASSERT_TRUE(ring) << err;
+    std::string prefix = std::string("lossy ") + reader_mode_name(mode) + " ";
+    const int rounds = 3, per_round = 5000, n = rounds * per_round;
+    CollectSink sink;
+    for (int r = 0, i = 0; r < rounds; ++r) {
+      for (int j = 0; j < per_round; ++j, ++i) mark(prefix + std::to_string(i));
+      drain_all(*ring, sink);
+    }
+    RingStats s = ring->stats();
+    std::uint64_t got = 0, lost = 0, lost_here = 0;
+    int last = -1;
+    for (const auto& item : sink.items) {
+      if (item.lost) {
+        lost += item.count;
+        lost_here += item.count;
+        continue;
+      }
+      std::string buf = print_buf(item.raw, 16);
+      if (buf.rfind(prefix, 0) != 0) continue;
+      int v = std::stoi(buf.substr(prefix.size()));
+      ASSERT_GT(v, last);
+      // A gap is announced by lost reports right before it, as large as it.
+      if (last >= 0 && v != last + 1) {
+        EXPECT_EQ(lost_here, static_cast<std::uint64_t>(v - last - 1)) << v;
+      }
+      lost_here = 0;
+      last = v;
+      ++got;
+    }
+    std::printf("  [lossy %s] %d markers: delivered %llu, lost %llu in %llu reports (%llu unknown-count marks), "
+                "overrun counter +%llu, %llu sub-buffers\n",
+                reader_mode_name(mode), n, static_cast<unsigned long long>(got), static_cast<unsigned long long>(lost),
+                static_cast<unsigned long long>(s.lost_reports), static_cast<unsigned long long>(s.unknown_lost),
+                static_cast<unsigned long long>(s.overrun), static_cast<unsigned long long>(s.subbufs));
+    EXPECT_EQ(last, n - 1);  // the newest survive
+    EXPECT_LT(got, static_cast<std::uint64_t>(n));
+    EXPECT_EQ(s.lost, lost);
+    // Every marker is either delivered or counted lost.
+    EXPECT_EQ(got + lost, static_cast<std::uint64_t>(n));
+  }
+}
+
+// Decoded fields match libtraceevent's reading of the same raw records.
+TEST_F(LiveRingTest, ProjectionAgreesWithLibtraceevent) {
+  Catalog cat;
+  CatalogError cerr;
+  ASSERT_TRUE(parse_catalog("STABLE_EVENT(marker, ftrace:print, id=100,\n"
+                            "  __field(u64, ip) = ip\n  __array(char, buf, 64) = buf\n)\n",
+                            "live-test", cat, cerr))
+      << cerr.str();
+  auto tfs = open_tracefs_dir(path_);
+  RawEventCache cache(*tfs);
+  Binding b;
+  std::string why;
+  ASSERT_TRUE(bind_stable_event(cat.events[0], [&](const RawEventName& n, std::string& w) { return cache.get(n, w); },
+                                b, why))
+      << why;
+  std::vector<Binding> bindings{b};  // outlives the table
+  ProjectionTable table(bindings);
+  const Projection& proj = table.projections()[0];
+  TextFormat text = TextFormat::compile(table.projections()[0].binding());
+
+  tep_handle* tep = tep_alloc();
+  ASSERT_NE(tep, nullptr);
+  tep_set_long_size(tep, sizeof(long));
+  tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
+  std::string fmt = slurp(path_ + "/events/ftrace/print/format");
+  tep_event* ev = nullptr;
+  ASSERT_EQ(tep_parse_format(tep, &ev, fmt.data(), fmt.size(), "ftrace"), TEP_ERRNO__SUCCESS);
+  tep_format_field* ip_f = tep_find_field(ev, "ip");
+  tep_format_field* buf_f = tep_find_field(ev, "buf");
+  ASSERT_TRUE(ip_f && buf_f);
+
+  std::string err;
+  for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
+    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    ASSERT_TRUE(ring) << err;
+    for (int i = 0; i < 40; ++i) mark(std::string(i, 'a' + i % 26) + " " + std::to_string(i));
+    CollectSink sink;
+    drain_all(*ring, sink);
+    ASSERT_EQ(sink.items.size(), 40u);
+    std::vector<std::uint8_t> out(proj.payload_size());
+    std::string line;
+    for (auto& item : sink.items) {
+      ASSERT_EQ(table.find_record(item.raw.data(), static_cast<std::uint32_t>(item.raw.size())), &proj);
+      proj.project(item.raw.data(), static_cast<std::uint32_t>(item.raw.size()), out.data());
+      tep_record rec{};
+      rec.data = item.raw.data();
+      rec.size = static_cast<int>(item.raw.size());
+      rec.ts = item.ts;
+      EXPECT_EQ(tep_data_type(tep, &rec), ev->id);
+      EXPECT_EQ(tep_data_pid(tep, &rec), proj.pid(item.raw.data(), static_cast<std::uint32_t>(item.raw.size())));
+      EXPECT_EQ(tep_data_pid(tep, &rec), getpid());
+      unsigned long long ip = 0;
+      ASSERT_EQ(tep_read_number_field(ip_f, rec.data, &ip), 0);
+      std::uint64_t our_ip;
+      std::memcpy(&our_ip, out.data(), 8);
+      EXPECT_EQ(our_ip, ip);
+      int len = 0;
+      auto* raw_buf = static_cast<const char*>(tep_get_field_raw(nullptr, ev, "buf", &rec, &len, 0));
+      ASSERT_NE(raw_buf, nullptr);
+      // A tail array (char buf[]) has size 0 in the format: libtraceevent
+      // then gives len 0 and the data runs to the end of the record.
+      if (len == 0) len = rec.size - buf_f->offset;
+      std::string want(raw_buf, strnlen(raw_buf, static_cast<std::size_t>(len)));
+      want = want.substr(0, 63);
+      std::string got(reinterpret_cast<const char*>(out.data() + 8), 64);
+      EXPECT_EQ(got, want + std::string(64 - want.size(), '\0'));
+      line.clear();
+      text.render(line, proj.pid(rec.data ? item.raw.data() : nullptr, static_cast<std::uint32_t>(item.raw.size())),
+                  static_cast<unsigned>(cpu_), item.ts, out.data());
+      char head[64];
+      std::snprintf(head, sizeof head, "%d [%03d] ", getpid(), cpu_);
+      EXPECT_EQ(line.rfind(head, 0), 0u) << line;
+      EXPECT_NE(line.find(": marker: ip=" + std::to_string(ip) + " buf="), std::string::npos) << line;
+    }
+  }
+  tep_free(tep);
+}
+
+TEST_F(LiveRingTest, PollWakesOnDataWithBufferPercentZero) {
+  ASSERT_TRUE(write_file(path_ + "/buffer_percent", "0"));
+  for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
+    SCOPED_TRACE(reader_mode_name(mode));
+    std::string err;
+    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    ASSERT_TRUE(ring) << err;
+    CollectSink sink;
+    drain_all(*ring, sink);
+    mark("poll me");
+    pollfd p{ring->poll_fd(), POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 2000), 1);
+    EXPECT_TRUE(p.revents & POLLIN);
+    drain_all(*ring, sink);
+    ASSERT_FALSE(sink.items.empty());
+    EXPECT_EQ(print_buf(sink.items.back().raw, 16), "poll me\n");
+  }
+}
+
+}  // namespace
+}  // namespace eventfs
