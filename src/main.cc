@@ -3,6 +3,7 @@
 // Everything that can fail is checked before the mount is made, so a bad
 // option, catalog or mount point gives one line on stderr and a non-zero exit;
 // the daemon goes to the background only once the mount is up.
+#include <grp.h>
 #include <sys/stat.h>
 #include <csignal>
 #include <unistd.h>
@@ -38,6 +39,7 @@ struct Options {
   char* catalog = nullptr;
   char* instance = nullptr;
   char* reader = nullptr;
+  char* gid = nullptr;
   std::vector<std::string> positional;
   bool foreground = false;
   bool single_thread = false;
@@ -53,6 +55,7 @@ const fuse_opt kOptionSpec[] = {
     EVENTFS_OPT("catalog=%s", catalog),
     EVENTFS_OPT("instance=%s", instance),
     EVENTFS_OPT("reader=%s", reader),
+    EVENTFS_OPT("gid=%s", gid),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -88,6 +91,9 @@ void usage(FILE* to) {
                "                        (default: %s, else the built-in copy)\n"
                "    -o instance=NAME    tracefs instance eventfs writes to (default: eventfs)\n"
                "    -o reader=MODE      how rings are read: auto (mmap, else read), mmap, read\n"
+               "    -o gid=GROUP        group owning the files (name or number): with\n"
+               "                        allow_other its members may read formats and\n"
+               "                        streams; control files stay writable by root only\n"
                "    -f                  stay in the foreground\n"
                "    -d                  debug: foreground, and print every FUSE request\n"
                "    -s                  single-threaded\n"
@@ -180,6 +186,18 @@ int main(int argc, char* argv[]) {
   }
   const std::string source = opts.positional.size() == 2 ? opts.positional[0] : "eventfs";
   if (opts.instance && !*opts.instance) die("instance= needs a name");
+  gid_t group = 0;
+  if (opts.gid) {
+    char* end = nullptr;
+    unsigned long n = std::strtoul(opts.gid, &end, 10);
+    if (*opts.gid && end && !*end) {
+      group = static_cast<gid_t>(n);
+    } else if (const struct group* g = getgrnam(opts.gid)) {
+      group = g->gr_gid;
+    } else {
+      die(std::string("gid=") + opts.gid + ": no such group");
+    }
+  }
   ReaderMode reader_mode = ReaderMode::Auto;
   if (opts.reader && !parse_reader_mode(opts.reader, reader_mode))
     die(std::string("reader=") + opts.reader + ": expected auto, mmap or read");
@@ -204,6 +222,7 @@ int main(int argc, char* argv[]) {
     hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode);
   }
   NodeTree tree;
+  tree.set_owner(0, group);
   auto streams = build_mount_tree(tree, *tracefs, resolution, {controller.get(), hub.get()});
 
   // fsname may hold commas (mount(8) would split on them): escape it.

@@ -115,11 +115,26 @@ bool read_owner(const std::string& name, Owner& o) {
   return static_cast<bool>(in >> o.pid >> o.start >> o.root);
 }
 
+// Written whole to a temporary file and renamed into place, so a reader
+// never sees a torn record.
 int write_owner(const std::string& name, const std::string& root) {
   mkdir(kOwnerDir, 0755);
-  std::ofstream out(Instance::owner_record(name), std::ios::trunc);
-  out << getpid() << ' ' << start_time_of(getpid()) << ' ' << root << '\n';
-  return out ? 0 : EIO;
+  std::string path = Instance::owner_record(name);
+  std::string tmp = fmt::format("{}.{}.tmp", path, getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << getpid() << ' ' << start_time_of(getpid()) << ' ' << root << '\n';
+    if (!out.flush()) {
+      unlink(tmp.c_str());
+      return EIO;
+    }
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    unlink(tmp.c_str());
+    return e;
+  }
+  return 0;
 }
 
 }  // namespace
