@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "eventfs/record.h"
 
 namespace eventfs {
@@ -42,14 +46,30 @@ inline void store_int(std::uint8_t* p, unsigned size, std::uint64_t v) {
   }
 }
 
-// At most m-1 bytes of src (of `avail` readable bytes), up to the first NUL.
-// dst already holds m zero bytes.
-inline void copy_string(const std::uint8_t* src, std::size_t avail, std::uint8_t* dst, std::size_t m) {
+// Writes dst[0, m): at most m-1 bytes of src (of which `avail` belong to
+// the string), up to the first NUL, then NULs. `readable`: bytes of the
+// record from src on (>= avail), which allows one 16-byte load for char[16].
+inline void copy_string(const std::uint8_t* src, std::size_t avail, std::size_t readable, std::uint8_t* dst,
+                        std::size_t m) {
+#ifdef __SSE2__
+  if (m == 16 && readable >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+    unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())));
+    stop |= 1u << std::min<std::size_t>(avail, 15);  // the string's end, and byte 15 at the latest
+    static const std::uint8_t kKeep[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                           0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - __builtin_ctz(stop)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_and_si128(v, keep));
+    return;
+  }
+#endif
+  (void)readable;
   if (m == 0) return;
   std::size_t lim = std::min(avail, m - 1);
   const void* nul = std::memchr(src, 0, lim);
   std::size_t n = nul ? static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - src) : lim;
   std::memcpy(dst, src, n);
+  std::memset(dst + n, 0, m - n);
 }
 
 // Resolves a __data_loc/__rel_loc word into [off, off+size) within the record;
@@ -96,6 +116,14 @@ Projection Projection::compile(const Binding& b) {
     switch (f.conversion) {
       case Conversion::Integer:
         op.kind = OpKind::Int;
+        if (op.src_size == op.dst_size) {
+          switch (op.src_size) {
+            case 1: op.kind = OpKind::Copy1; break;
+            case 2: op.kind = OpKind::Copy2; break;
+            case 4: op.kind = OpKind::Copy4; break;
+            case 8: op.kind = OpKind::Copy8; break;
+          }
+        }
         op.src_count = 1;
         break;
       case Conversion::IntegerArray:
@@ -112,7 +140,7 @@ Projection Projection::compile(const Binding& b) {
         break;
       case Conversion::Bytes:
         if (r.shape == FieldShape::Array) {
-          op.kind = OpKind::BytesFixed;
+          op.kind = f.slot.size == 16 && r.size >= 16 ? OpKind::Str16 : OpKind::BytesFixed;
           op.src_count = u16(r.size);
         } else if (r.loc == DynLoc::DataLoc) {
           op.kind = OpKind::BytesDataLoc;
@@ -148,72 +176,135 @@ Projection Projection::compile(const Binding& b) {
     }
     p.ops_.push_back(op);
   }
+  // The padding no field covers, as Zero ops; then all in offset order.
+  std::vector<bool> covered(p.payload_size_, false);
+  for (const auto& f : b.fields)
+    for (std::size_t i = f.slot.offset; i < f.slot.offset + f.slot.size && i < covered.size(); ++i) covered[i] = true;
+  for (std::size_t i = 0; i < covered.size();) {
+    if (covered[i]) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < covered.size() && !covered[j]) ++j;
+    Op z{};
+    z.kind = OpKind::Zero;
+    z.dst_off = u16(i);
+    z.dst_count = u16(j - i);
+    p.ops_.push_back(z);
+    i = j;
+  }
+  std::stable_sort(p.ops_.begin(), p.ops_.end(), [](const Op& a, const Op& b) { return a.dst_off < b.dst_off; });
   return p;
 }
 
-inline void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len,
+void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len,
                                std::uint8_t* out) const {
   std::uint8_t* dst = out + op.dst_off;
+  const std::uint32_t src_off = op.src_off;
   switch (op.kind) {
-    case OpKind::Int:
-      if (op.src_off + op.src_size <= len) store_int(dst, op.dst_size, load_int(raw + op.src_off, op.src_size, op.src_signed));
+    case OpKind::Copy1:
+      *dst = src_off + 1 <= len ? raw[src_off] : 0;
       return;
+    case OpKind::Copy2:
+      if (src_off + 2 <= len) std::memcpy(dst, raw + src_off, 2);
+      else std::memset(dst, 0, 2);
+      return;
+    case OpKind::Copy4:
+      if (src_off + 4 <= len) std::memcpy(dst, raw + src_off, 4);
+      else std::memset(dst, 0, 4);
+      return;
+    case OpKind::Copy8:
+      if (src_off + 8 <= len) std::memcpy(dst, raw + src_off, 8);
+      else std::memset(dst, 0, 8);
+      return;
+    case OpKind::Int:
+      store_int(dst, op.dst_size, src_off + op.src_size <= len ? load_int(raw + src_off, op.src_size, op.src_signed) : 0);
+      return;
+    case OpKind::Str16:
+#ifdef __SSE2__
+      if (src_off + 16 <= len) {
+        // The first 15 bytes up to the first NUL, then NULs.
+        static const std::uint8_t kKeep[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                               0xff, 0xff, 0xff, 0xff, 0xff};
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(raw + src_off));
+        unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()))) | 0x8000u;
+        __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - __builtin_ctz(stop)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_and_si128(v, keep));
+        return;
+      }
+#endif
+      [[fallthrough]];
     case OpKind::BytesFixed:
-      if (op.src_off < len) copy_string(raw + op.src_off, std::min<std::uint32_t>(op.src_count, len - op.src_off), dst, op.dst_count);
+      if (src_off < len) {
+        std::uint32_t readable = len - src_off;
+        copy_string(raw + src_off, std::min<std::uint32_t>(op.src_count, readable), readable, dst, op.dst_count);
+      } else {
+        std::memset(dst, 0, op.dst_count);
+      }
       return;
     case OpKind::BytesDataLoc:
     case OpKind::BytesRelLoc: {
       std::uint32_t off, size;
-      if (dyn_range(raw, len, op.src_off, op.kind == OpKind::BytesRelLoc, off, size))
-        copy_string(raw + off, size, dst, op.dst_count);
+      if (dyn_range(raw, len, src_off, op.kind == OpKind::BytesRelLoc, off, size))
+        copy_string(raw + off, size, len - off, dst, op.dst_count);
+      else
+        std::memset(dst, 0, op.dst_count);
       return;
     }
     case OpKind::BytesTail:
-      if (op.src_off < len) copy_string(raw + op.src_off, len - op.src_off, dst, op.dst_count);
+      if (src_off < len) copy_string(raw + src_off, len - src_off, len - src_off, dst, op.dst_count);
+      else std::memset(dst, 0, op.dst_count);
       return;
-    case OpKind::TaskStateBits:
-      if (op.src_off + op.src_size <= len) {
+    case OpKind::TaskStateBits: {
+      std::uint64_t c = 0;
+      if (src_off + op.src_size <= len) {
         const StateTable& t = states_[op.aux];
-        std::uint64_t m = load_int(raw + op.src_off, op.src_size, op.src_signed) & t.mask;
-        char c = m ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(m))] : 'R';
-        store_int(dst, op.dst_size, static_cast<std::uint8_t>(c));
+        std::uint64_t m = load_int(raw + src_off, op.src_size, op.src_signed) & t.mask;
+        c = static_cast<std::uint8_t>(m ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(m))] : 'R');
       }
+      store_int(dst, op.dst_size, c);
       return;
-    case OpKind::TaskStateTable:
-      if (op.src_off + op.src_size <= len) {
-        std::uint64_t v = load_int(raw + op.src_off, op.src_size, op.src_signed);
-        char c = 'R';
+    }
+    case OpKind::TaskStateTable: {
+      std::uint64_t c = 0;
+      if (src_off + op.src_size <= len) {
+        std::uint64_t v = load_int(raw + src_off, op.src_size, op.src_signed);
+        c = 'R';
         for (const auto& [mask, letter] : states_[op.aux].entries)
           if ((v & mask) == mask) {
-            c = letter;
+            c = static_cast<std::uint8_t>(letter);
             break;
           }
-        store_int(dst, op.dst_size, static_cast<std::uint8_t>(c));
       }
+      store_int(dst, op.dst_size, c);
+      return;
+    }
+    case OpKind::Zero:
+      for (std::uint32_t i = 0; i < op.dst_count; ++i) dst[i] = 0;
       return;
     case OpKind::IntArray: {
       std::uint32_t n = std::min<std::uint32_t>(op.src_count, op.dst_count);
-      if (op.src_off < len) n = std::min<std::uint32_t>(n, (len - op.src_off) / op.src_size);
-      else n = 0;
+      n = src_off < len ? std::min<std::uint32_t>(n, (len - src_off) / op.src_size) : 0;
       for (std::uint32_t i = 0; i < n; ++i)
         store_int(dst + i * op.dst_size, op.dst_size,
-                  load_int(raw + op.src_off + i * op.src_size, op.src_size, op.src_signed));
+                  load_int(raw + src_off + i * op.src_size, op.src_size, op.src_signed));
+      std::memset(dst + n * op.dst_size, 0, (op.dst_count - n) * op.dst_size);
       return;
     }
     case OpKind::IntDynArray: {
-      std::uint32_t off, size;
-      if (!dyn_range(raw, len, op.src_off, op.aux != 0, off, size)) return;
-      std::uint32_t n = std::min<std::uint32_t>(size / op.src_size, op.dst_count);
+      std::uint32_t off = 0, size = 0, n = 0;
+      if (dyn_range(raw, len, src_off, op.aux != 0, off, size)) n = std::min<std::uint32_t>(size / op.src_size, op.dst_count);
       for (std::uint32_t i = 0; i < n; ++i)
         store_int(dst + i * op.dst_size, op.dst_size,
                   load_int(raw + off + i * op.src_size, op.src_size, op.src_signed));
+      std::memset(dst + n * op.dst_size, 0, (op.dst_count - n) * op.dst_size);
       return;
     }
   }
 }
 
 void Projection::project(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const {
-  std::memset(out, 0, payload_size_);
   for (const Op& op : ops_) run_op(op, raw, len, out);
 }
 

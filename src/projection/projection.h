@@ -41,15 +41,21 @@ namespace eventfs {
 class Projection {
  public:
   enum class OpKind : std::uint8_t {
-    Int,           // scalar -> scalar
+    Copy1,         // scalar -> scalar of the same size: a plain copy
+    Copy2,
+    Copy4,
+    Copy8,
+    Int,           // scalar -> scalar of another size
     IntArray,      // fixed raw array -> fixed stable array
     IntDynArray,   // __data_loc/__rel_loc raw array -> fixed stable array
+    Str16,         // char[N >= 16] -> char[16]: one 16-byte load and store
     BytesFixed,    // char[N] -> char[M]
     BytesDataLoc,  // __data_loc char[] -> char[M]
     BytesRelLoc,   // __rel_loc char[] -> char[M]
     BytesTail,     // char x[] at the end of the record -> char[M]
     TaskStateBits, // single-bit ascending table: ctz lookup
     TaskStateTable,// any other table: scan entries
+    Zero,          // padding between fields: dst_count zero bytes
   };
 
   // One op: everything needed to fill one stable field, in 16 bytes.
@@ -69,7 +75,8 @@ class Projection {
   static Projection compile(const Binding& b);
 
   // Writes the stable payload (payload_size() bytes, fully overwritten, padding
-  // zeroed) of the raw record `raw` of `len` bytes into `out`.
+  // zeroed) of the raw record `raw` of `len` bytes into `out`. Each op writes
+  // every byte of its field; the gaps between fields are zeroed.
   void project(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
 
   // The raw event (RawEvent::id, the record's common_type) this projection reads.
@@ -91,10 +98,11 @@ class Projection {
     std::array<char, 64> by_bit{};       // TaskStateBits: letter of bit i
     std::vector<std::pair<std::uint64_t, char>> entries;  // TaskStateTable
   };
-  void run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
+  __attribute__((always_inline)) inline void run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len,
+                                                    std::uint8_t* out) const;
 
   const Binding* binding_ = nullptr;
-  std::vector<Op> ops_;
+  std::vector<Op> ops_;  // in stable offset order, padding (Zero) included
   std::vector<StateTable> states_;
   int raw_id_ = -1;
   std::uint32_t stable_id_ = 0;

@@ -114,23 +114,27 @@ bool StreamHub::open_rings(std::string& error) {
     if (!r) return false;
     rings.push_back(std::move(r));
   }
+  std::lock_guard lock(mu_);  // stats_text() looks at the rings too
   rings_ = std::move(rings);
-  std::lock_guard lock(mu_);
   for (std::size_t i = 0; i < rings_.size(); ++i) ring_modes_[i] = rings_[i]->mode();
   return true;
 }
 
+namespace {
+void accumulate(RingStats& acc, const RingStats& s) {
+  acc.entries += s.entries;
+  acc.lost += s.lost;
+  acc.lost_reports += s.lost_reports;
+  acc.unknown_lost += s.unknown_lost;
+  acc.overrun += s.overrun;
+  acc.subbufs += s.subbufs;
+}
+}  // namespace
+
 void StreamHub::close_rings() {
   std::lock_guard lock(mu_);
   for (std::size_t i = 0; i < rings_.size(); ++i) {
-    RingStats s = rings_[i]->stats();
-    RingStats& acc = ring_stats_[i];
-    acc.entries += s.entries;
-    acc.lost += s.lost;
-    acc.lost_reports += s.lost_reports;
-    acc.unknown_lost += s.unknown_lost;
-    acc.overrun += s.overrun;
-    acc.subbufs += s.subbufs;
+    accumulate(ring_stats_[i], rings_[i]->stats());  // the counts outlive the ring
     ring_modes_[i] = "closed";
   }
   rings_.clear();
@@ -248,15 +252,7 @@ std::string StreamHub::stats_text(int cpu) {
   std::lock_guard lock(mu_);
   auto i = static_cast<std::size_t>(cpu);
   RingStats s = ring_stats_.at(i);
-  if (i < rings_.size()) {
-    RingStats live = rings_[i]->stats();
-    s.entries += live.entries;
-    s.lost += live.lost;
-    s.lost_reports += live.lost_reports;
-    s.unknown_lost += live.unknown_lost;
-    s.overrun += live.overrun;
-    s.subbufs += live.subbufs;
-  }
+  if (i < rings_.size()) accumulate(s, rings_[i]->stats());
   const RecordQueue& q = queues_[i];
   return fmt::format(
       "entries: {}\n"

@@ -71,7 +71,7 @@ class StreamHub {
   std::vector<std::string> ring_modes_;
   std::string ring_error_;
 
-  std::vector<std::unique_ptr<CpuRing>> rings_;  // producer thread only
+  std::vector<std::unique_ptr<CpuRing>> rings_;  // changed by the producer, under mu_
   std::mutex state_mu_;
   std::condition_variable state_cv_;
   int readers_ = 0;

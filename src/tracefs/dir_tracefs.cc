@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "tracefs/file_io.h"
 #include "tracefs/tracefs.h"
 
 namespace eventfs {
@@ -31,27 +32,6 @@ std::vector<std::string> list_dirs(const std::string& path) {
   return out;
 }
 
-// tracefs files report size 0: read until EOF.
-int read_whole(const std::string& path, std::string& out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  out.clear();
-  char buf[8192];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      close(fd);
-      return e;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return 0;
-}
-
 bool valid_component(const std::string& s) {
   return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos;
 }
@@ -72,7 +52,7 @@ class DirTracefs final : public Tracefs {
   int read_format(const std::string& system, const std::string& event,
                   std::string& out) const override {
     if (!valid_component(system) || !valid_component(event)) return ENOENT;
-    return read_whole(root_ + "/events/" + system + "/" + event + "/format", out);
+    return read_whole_file(root_ + "/events/" + system + "/" + event + "/format", out);
   }
 
  private:

@@ -15,45 +15,13 @@
 
 #include <fmt/format.h>
 
+#include "tracefs/file_io.h"
+
 namespace eventfs {
 namespace {
 
 constexpr long kTracefsMagic = 0x74726163;
 constexpr const char* kOwnerDir = "/run/eventfs";
-
-int read_file(const std::string& path, std::string& out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  out.clear();
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      return e;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return 0;
-}
-
-int write_file(const std::string& path, std::string_view data, int extra_flags = 0) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | extra_flags);
-  if (fd < 0) return errno;
-  int err = 0;
-  if (!data.empty()) {
-    ssize_t n;
-    do n = ::write(fd, data.data(), data.size());
-    while (n < 0 && errno == EINTR);
-    if (n < 0) err = errno;
-  }
-  ::close(fd);
-  return err;
-}
 
 std::vector<std::string> subdirs(const std::string& path) {
   std::vector<std::string> out;
@@ -154,14 +122,14 @@ void clear_instance(const std::string& path) {
   for (const auto& sys : subdirs(events)) {
     for (const auto& ev : subdirs(events + "/" + sys)) {
       std::string trig = events + "/" + sys + "/" + ev + "/trigger", text;
-      if (read_file(trig, text) != 0) continue;
+      if (read_whole_file(trig, text) != 0) continue;
       std::istringstream lines(text);
       std::string line;
       while (std::getline(lines, line))
-        if (!line.empty() && line[0] != '#') write_file(trig, removal_of(line));
+        if (!line.empty() && line[0] != '#') write_once(trig, removal_of(line));
     }
   }
-  write_file(events + "/enable", "0");
+  write_once(events + "/enable", "0");
 }
 
 Instance::Instance(std::string root, std::string name)
@@ -232,12 +200,12 @@ void Instance::remove() {
   unlink(owner_record(name_).c_str());
 }
 
-int Instance::read(const std::string& rel, std::string& out) const { return read_file(path_ + "/" + rel, out); }
+int Instance::read(const std::string& rel, std::string& out) const { return read_whole_file(path_ + "/" + rel, out); }
 
 int Instance::write(const std::string& rel, std::string_view data) const {
-  return write_file(path_ + "/" + rel, data);
+  return write_once(path_ + "/" + rel, data);
 }
 
-int Instance::truncate(const std::string& rel) const { return write_file(path_ + "/" + rel, {}, O_TRUNC); }
+int Instance::truncate(const std::string& rel) const { return write_once(path_ + "/" + rel, {}, O_TRUNC); }
 
 }  // namespace eventfs

@@ -1,0 +1,44 @@
+#include "tracefs/file_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace eventfs {
+
+int read_whole_file(const std::string& path, std::string& out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  out.clear();
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return e;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return 0;
+}
+
+int write_once(const std::string& path, std::string_view data, int extra_flags) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | extra_flags);
+  if (fd < 0) return errno;
+  int err = 0;
+  if (!data.empty()) {
+    ssize_t n;
+    do n = ::write(fd, data.data(), data.size());
+    while (n < 0 && errno == EINTR);
+    if (n < 0) err = errno;
+  }
+  ::close(fd);
+  return err;
+}
+
+}  // namespace eventfs
