@@ -72,26 +72,32 @@ std::string start_time_of(pid_t pid) {
   return {};
 }
 
+// The record names the daemon (pid and start time, so a recycled pid does
+// not count) and the instance directory it made (its inode, so an instance
+// someone else made later under the same name is not taken for it).
 struct Owner {
   pid_t pid = 0;
   std::string start;
+  ino_t ino = 0;
   std::string root;
 };
 
 bool read_owner(const std::string& name, Owner& o) {
   std::ifstream in(Instance::owner_record(name));
-  return static_cast<bool>(in >> o.pid >> o.start >> o.root);
+  return static_cast<bool>(in >> o.pid >> o.start >> o.ino >> o.root);
 }
 
 // Written whole to a temporary file and renamed into place, so a reader
 // never sees a torn record.
-int write_owner(const std::string& name, const std::string& root) {
+int write_owner(const std::string& name, const std::string& root, const std::string& dir) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return errno;
   mkdir(kOwnerDir, 0755);
   std::string path = Instance::owner_record(name);
   std::string tmp = fmt::format("{}.{}.tmp", path, getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << getpid() << ' ' << start_time_of(getpid()) << ' ' << root << '\n';
+    out << getpid() << ' ' << start_time_of(getpid()) << ' ' << st.st_ino << ' ' << root << '\n';
     if (!out.flush()) {
       unlink(tmp.c_str());
       return EIO;
@@ -147,7 +153,8 @@ int Instance::open(const std::string& root, const std::string& name, std::unique
   struct stat st;
   if (stat(inst->path_.c_str(), &st) == 0) {
     Owner o;
-    if (!read_owner(name, o)) {  // (there is one tracefs, whatever path it was found at)
+    // (There is one tracefs, whatever path it was found at: the root is not compared.)
+    if (!read_owner(name, o) || o.ino != st.st_ino) {
       message = fmt::format(
           "tracefs instance {} exists and was not made by eventfs; leaving it alone "
           "(remove it with rmdir, or choose another with -o instance=NAME)",
@@ -173,7 +180,7 @@ int Instance::open(const std::string& root, const std::string& name, std::unique
     return e;
   }
   inst->owned_ = true;
-  if (int e = write_owner(name, root)) {
+  if (int e = write_owner(name, root, inst->path_)) {
     rmdir(inst->path_.c_str());
     message = fmt::format("cannot record the owner of {} in {}: {}", inst->path_, owner_record(name),
                           std::strerror(e));
@@ -190,7 +197,7 @@ int Instance::cpus() const {
   return n;
 }
 
-int Instance::record_owner() { return write_owner(name_, root_); }
+int Instance::record_owner() { return write_owner(name_, root_, path_); }
 
 void Instance::remove() {
   if (!owned_) return;

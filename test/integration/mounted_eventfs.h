@@ -432,8 +432,8 @@ class TempDir {
   std::string path_;
 };
 
-// Removes a test mount's tracefs instance once no daemon owns it (these tests
-// never write triggers, so a plain rmdir does), with its ownership record.
+// Removes a test mount's tracefs instance once no daemon owns it (the kernel
+// takes a plain rmdir even with triggers set), with its ownership record.
 inline void remove_stale_instance(const std::string& inst, const std::string& name) {
   const std::string record = "/run/eventfs/" + name + ".owner";
   std::string owner;
@@ -453,6 +453,9 @@ struct MountOptions {
   // mount gets one of its own (eventfs-it-XXXXXX) so tests never collide with
   // a daemon someone else runs with the default name; false keeps the default.
   bool own_instance = true;
+  // With own_instance: this name instead of a fresh one (a second daemon on
+  // the instance of an earlier one, say). Cleaned up the same way.
+  std::string instance_name;
   bool foreground = true;         // pass -f
   bool relative_mountpoint = false;  // pass "mnt", relative to the temp dir (runs there)
   std::string cwd;                // where the daemon starts (default: the temp dir)
@@ -480,7 +483,9 @@ class MountedEventfs {
     err_fd_ = make_capture_fd("eventfs-stderr");
     std::vector<std::string> argv = {kBinary};
     if (opts_.own_instance) {
-      instance_ = "eventfs-it-" + dir_.path().substr(std::string(kTempPrefix).size());
+      instance_ = !opts_.instance_name.empty()
+                      ? opts_.instance_name
+                      : "eventfs-it-" + dir_.path().substr(std::string(kTempPrefix).size());
       argv.insert(argv.end(), {"-o", "instance=" + instance_});
     }
     argv.insert(argv.end(), opts_.args.begin(), opts_.args.end());
