@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -121,15 +122,22 @@ void check_mount_point(const std::string& mnt) {
   if (!S_ISDIR(st.st_mode)) die("mount point " + mnt + ": " + std::strerror(ENOTDIR));
 }
 
+bool has_catalog_files(const char* dir) {
+  std::error_code ec;
+  for (const auto& de : std::filesystem::directory_iterator(dir, ec))
+    if (de.path().extension() == ".catalog") return true;
+  return false;
+}
+
 Catalog load_catalog_or_die(const Options& o) {
   Catalog cat;
   CatalogError err;
   bool ok;
   if (o.catalog) {
     ok = load_catalog(o.catalog, cat, err);
-  } else if (access(EVENTFS_CATALOG_DIR, R_OK) == 0) {
+  } else if (has_catalog_files(EVENTFS_CATALOG_DIR)) {
     ok = load_catalog(EVENTFS_CATALOG_DIR, cat, err);
-  } else {
+  } else {  // not installed (or installed and emptied): the copy built in
     ok = parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, cat, err);
   }
   if (!ok) {

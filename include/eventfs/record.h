@@ -11,9 +11,12 @@
  *
  * is a consuming, blocking stream of the stable records of CPU N: like
  * tracefs's trace_pipe, what one read() returns is gone for every other
- * reader. Each read() returns whole records only (never a partial one), back
- * to back, so a buffer of EVENTFS_RECORD_MAX_SIZE bytes or more always makes
- * progress. A non-blocking read with nothing to return fails with EAGAIN.
+ * reader. A read() returns whole records, back to back, as many as fit in
+ * its buffer; a buffer of EVENTFS_RECORD_MAX_SIZE bytes or more therefore
+ * always gets whole records only. A buffer smaller than the next record gets
+ * its first bytes, and the following read()s of the same open file get the
+ * rest before anything else. A read with nothing to return waits; with
+ * O_NONBLOCK it fails with EAGAIN.
  *
  * All integers are in the byte order of the machine the stream was produced
  * on (it is not meant to cross machines unconverted).
@@ -78,10 +81,13 @@
  * When the kernel overwrote or dropped events of CPU N before eventfs read
  * them, the stream holds, at the place of the gap, a record with id
  * EVENTFS_ID_LOST and a struct eventfs_lost payload. count is the number of
- * events lost there. When the kernel marked a gap without storing its size,
- * flags has EVENTFS_LOST_COUNT_UNKNOWN and count is a lower bound (often 0).
- * timestamp is the time of the first record after the gap (or of the
- * kernel sub-buffer holding it), so a gap sorts into place when merging CPUs.
+ * events lost there. When the kernel marked a gap without storing its size
+ * (it does so when the sub-buffer after the gap is full), flags has
+ * EVENTFS_LOST_COUNT_UNKNOWN and count is eventfs's estimate from the
+ * kernel's per-CPU overrun counter (0 when it could not read one). Each lost
+ * event is counted once, in one lost record or another. timestamp is the
+ * time stamp of the kernel sub-buffer that follows the gap (at or before the
+ * first record after it), so a gap sorts into place when merging CPUs.
  *
  * READING IT
  *
@@ -121,7 +127,7 @@ extern "C" {
 #define EVENTFS_ID_LOST 0u
 
 /* struct eventfs_lost.flags: the kernel marked a gap but did not store how
- * many events it lost; count is then a lower bound. */
+ * many events it lost; count is then eventfs's estimate. */
 #define EVENTFS_LOST_COUNT_UNKNOWN 0x1u
 
 /* The header of every record in a per_cpu/cpuN/trace_pipe_raw stream. */

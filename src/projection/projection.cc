@@ -46,6 +46,10 @@ inline void store_int(std::uint8_t* p, unsigned size, std::uint64_t v) {
   }
 }
 
+#ifdef __SSE2__
+using projection_detail::str16;
+#endif
+
 // Writes dst[0, m): at most m-1 bytes of src (of which `avail` belong to
 // the string), up to the first NUL, then NULs. `readable`: bytes of the
 // record from src on (>= avail), which allows one 16-byte load for char[16].
@@ -53,13 +57,7 @@ inline void copy_string(const std::uint8_t* src, std::size_t avail, std::size_t 
                         std::size_t m) {
 #ifdef __SSE2__
   if (m == 16 && readable >= 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
-    unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())));
-    stop |= 1u << std::min<std::size_t>(avail, 15);  // the string's end, and byte 15 at the latest
-    static const std::uint8_t kKeep[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                           0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - __builtin_ctz(stop)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_and_si128(v, keep));
+    str16(src, dst, static_cast<unsigned>(std::min<std::size_t>(avail, 15)));
     return;
   }
 #endif
@@ -195,11 +193,47 @@ Projection Projection::compile(const Binding& b) {
     i = j;
   }
   std::stable_sort(p.ops_.begin(), p.ops_.end(), [](const Op& a, const Op& b) { return a.dst_off < b.dst_off; });
+  // Batch the common ops (at most 255 of a kind; the rest stay checked).
+  std::array<std::vector<Move>, kBatches> batches;
+  for (const Op& op : p.ops_) {
+    int kind = -1;
+    std::uint32_t end = op.src_off;
+    switch (op.kind) {
+      case OpKind::Str16: kind = kStr16; end += 16; break;
+      case OpKind::Copy4: kind = kCopy4; end += 4; break;
+      case OpKind::Copy8: kind = kCopy8; end += 8; break;
+      case OpKind::Copy2: kind = kCopy2; end += 2; break;
+      case OpKind::Copy1: kind = kCopy1; end += 1; break;
+      case OpKind::TaskStateBits:
+        if (op.dst_size == 1) kind = kState;
+        end += op.src_size;
+        break;
+      case OpKind::Zero:  // as one 8-byte store inside the payload
+        if (op.dst_count <= 8 && p.payload_size_ >= 8) kind = kZero;
+        end = 0;
+        break;
+      default: break;
+    }
+#ifndef __SSE2__
+    if (kind == kStr16) kind = -1;
+#endif
+    if (kind < 0 || batches[static_cast<std::size_t>(kind)].size() == 255) {
+      p.rest_.push_back(op);
+      continue;
+    }
+    Move m{op.src_off, op.dst_off, static_cast<std::uint16_t>(op.aux), op.src_size};
+    if (kind == kZero) m.src = u16(std::min<std::uint32_t>(op.dst_off, p.payload_size_ - 8));
+    batches[static_cast<std::size_t>(kind)].push_back(m);
+    p.fixed_end_ = std::max(p.fixed_end_, end);
+  }
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    p.nfast_[k] = static_cast<std::uint8_t>(batches[k].size());
+    p.fast_.insert(p.fast_.end(), batches[k].begin(), batches[k].end());
+  }
   return p;
 }
 
-void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len,
-                               std::uint8_t* out) const {
+void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const {
   std::uint8_t* dst = out + op.dst_off;
   const std::uint32_t src_off = op.src_off;
   switch (op.kind) {
@@ -224,13 +258,7 @@ void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len
     case OpKind::Str16:
 #ifdef __SSE2__
       if (src_off + 16 <= len) {
-        // The first 15 bytes up to the first NUL, then NULs.
-        static const std::uint8_t kKeep[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                               0xff, 0xff, 0xff, 0xff, 0xff};
-        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(raw + src_off));
-        unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()))) | 0x8000u;
-        __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - __builtin_ctz(stop)));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_and_si128(v, keep));
+        str16(raw + src_off, dst, 15);
         return;
       }
 #endif
@@ -260,7 +288,7 @@ void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len
       std::uint64_t c = 0;
       if (src_off + op.src_size <= len) {
         const StateTable& t = states_[op.aux];
-        std::uint64_t m = load_int(raw + src_off, op.src_size, op.src_signed) & t.mask;
+        std::uint64_t m = load_int(raw + src_off, op.src_size, false) & t.mask;
         c = static_cast<std::uint8_t>(m ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(m))] : 'R');
       }
       store_int(dst, op.dst_size, c);
@@ -269,7 +297,7 @@ void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len
     case OpKind::TaskStateTable: {
       std::uint64_t c = 0;
       if (src_off + op.src_size <= len) {
-        std::uint64_t v = load_int(raw + src_off, op.src_size, op.src_signed);
+        std::uint64_t v = load_int(raw + src_off, op.src_size, false);  // state bits: no sign
         c = 'R';
         for (const auto& [mask, letter] : states_[op.aux].entries)
           if ((v & mask) == mask) {
@@ -304,8 +332,12 @@ void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len
   }
 }
 
-void Projection::project(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const {
+void Projection::project_checked(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const {
   for (const Op& op : ops_) run_op(op, raw, len, out);
+}
+
+void Projection::project_rest(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const {
+  for (const Op& op : rest_) run_op(op, raw, len, out);
 }
 
 std::int32_t Projection::pid(const std::uint8_t* raw, std::uint32_t len) const {

@@ -21,10 +21,17 @@
 //    copied, stopping at the first NUL; the rest of the M bytes is NUL, so a
 //    stable string is always NUL-terminated (a longer one is truncated).
 //  * TaskState: the letter of the first entry, in table order, of the raw
-//    event's __print_flags() table whose bits are all set in the value; 'R'
-//    when none is. Entries with value 0 are ignored. When the table is a list
-//    of single bits in ascending order (every kernel so far) this is one
-//    count-trailing-zeros and a table load, precomputed at compile time.
+//    event's __print_flags() table whose bits are all set in the value (read
+//    unsigned); 'R' when none is. Entries with value 0 are ignored. When the
+//    table is a list of single bits in ascending order (every kernel so far)
+//    this is one count-trailing-zeros and a table load, precomputed at
+//    compile time.
+//
+// Speed: a record long enough for every fixed field (all but truncated
+// ones) takes an inline fast path with one length check: the plain copies,
+// char[16] strings (one 16-byte SSE2 load and store) and task states batched
+// by kind, padding zeroed with whole 8-byte stores; other ops run checked.
+// About 11 ns for a sched_switch record on the development machine.
 #pragma once
 
 #include <array>
@@ -33,6 +40,10 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "projection/binding.h"
 
@@ -77,7 +88,9 @@ class Projection {
   // Writes the stable payload (payload_size() bytes, fully overwritten, padding
   // zeroed) of the raw record `raw` of `len` bytes into `out`. Each op writes
   // every byte of its field; the gaps between fields are zeroed.
-  void project(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
+  // `out` must not overlap `raw`. Inline: the fast path is a handful of
+  // loads and stores per field.
+  inline void project(const std::uint8_t* __restrict raw, std::uint32_t len, std::uint8_t* __restrict out) const;
 
   // The raw event (RawEvent::id, the record's common_type) this projection reads.
   int raw_id() const { return raw_id_; }
@@ -98,11 +111,26 @@ class Projection {
     std::array<char, 64> by_bit{};       // TaskStateBits: letter of bit i
     std::vector<std::pair<std::uint64_t, char>> entries;  // TaskStateTable
   };
-  __attribute__((always_inline)) inline void run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len,
-                                                    std::uint8_t* out) const;
+  void run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
+  void project_checked(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
+  void project_rest(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
 
   const Binding* binding_ = nullptr;
   std::vector<Op> ops_;  // in stable offset order, padding (Zero) included
+  // The fast path, for a record at least fixed_end_ bytes long (every
+  // record but a truncated one): the common ops batched by kind in one array
+  // (str16, copy4, copy8, copy2, copy1, state, zero; counts in nfast_), run
+  // with no bounds checks (zero first), then the other ops (checked).
+  struct Move {
+    std::uint16_t src, dst;
+    std::uint16_t aux;  // state: the table
+    std::uint8_t size;  // state: raw size
+  };
+  enum { kStr16, kCopy4, kCopy8, kCopy2, kCopy1, kState, kZero, kBatches };
+  std::vector<Move> fast_;
+  std::array<std::uint8_t, kBatches> nfast_{};
+  std::vector<Op> rest_;
+  std::uint32_t fixed_end_ = 0;
   std::vector<StateTable> states_;
   int raw_id_ = -1;
   std::uint32_t stable_id_ = 0;
@@ -111,6 +139,55 @@ class Projection {
   std::uint8_t pid_size_ = 4;
   int next_same_raw_ = -1;  // ProjectionTable: the next projection of the same raw id
 };
+
+namespace projection_detail {
+#ifdef __SSE2__
+alignas(64) inline constexpr std::uint8_t kKeep[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+// dst[0, 16) from 16 readable bytes at src: the bytes before the first NUL
+// and before byte `end` (at most 15), then NULs. One load, one store.
+inline void str16(const std::uint8_t* src, std::uint8_t* dst, unsigned end) {
+  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()))) | (1u << end);
+  __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - __builtin_ctz(stop)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_and_si128(v, keep));
+}
+#endif
+inline std::uint64_t load_uint(const std::uint8_t* p, unsigned size) {
+  switch (size) {
+    case 1: return *p;
+    case 2: { std::uint16_t v; __builtin_memcpy(&v, p, 2); return v; }
+    case 4: { std::uint32_t v; __builtin_memcpy(&v, p, 4); return v; }
+    default: { std::uint64_t v; __builtin_memcpy(&v, p, 8); return v; }
+  }
+}
+}  // namespace projection_detail
+
+inline void Projection::project(const std::uint8_t* __restrict raw, std::uint32_t len,
+                                std::uint8_t* __restrict out) const {
+  if (len < fixed_end_) return project_checked(raw, len, out);  // truncated
+  // Padding first, as whole 8-byte stores that may spill into neighbouring
+  // fields (each is written after); Move::src holds the store's offset.
+  const Move* m = fast_.data();
+  const Move* z = m + fast_.size() - nfast_[kZero];
+  for (const Move* e = m + fast_.size(); z < e; ++z) {
+    std::uint64_t zero = 0;
+    __builtin_memcpy(out + z->src, &zero, 8);
+  }
+#ifdef __SSE2__
+  for (const Move* e = m + nfast_[kStr16]; m < e; ++m) projection_detail::str16(raw + m->src, out + m->dst, 15);
+#endif
+  for (const Move* e = m + nfast_[kCopy4]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 4);
+  for (const Move* e = m + nfast_[kCopy8]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 8);
+  for (const Move* e = m + nfast_[kCopy2]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 2);
+  for (const Move* e = m + nfast_[kCopy1]; m < e; ++m) out[m->dst] = raw[m->src];
+  for (const Move* e = m + nfast_[kState]; m < e; ++m) {
+    const StateTable& t = states_[m->aux];
+    std::uint64_t v = projection_detail::load_uint(raw + m->src, m->size) & t.mask;
+    out[m->dst] = static_cast<std::uint8_t>(v ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(v))] : 'R');
+  }
+  if (!rest_.empty()) project_rest(raw, len, out);
+}
 
 // Raw event id -> projection, O(1): a vector indexed by the raw id (tracefs
 // ids are small dense integers; ids past kMaxDenseId go to a sorted side list).

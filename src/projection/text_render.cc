@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <memory>
 
 namespace eventfs {
 namespace {
@@ -25,18 +26,22 @@ inline std::int64_t load_s(const std::uint8_t* p, unsigned size) {
 }
 
 template <typename T>
-inline void append_num(std::string& out, T v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+inline char* put_num(char* w, T v) {
+  return std::to_chars(w, w + 24, v).ptr;
 }
 
-inline void append_padded(std::string& out, std::uint64_t v, int width) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  int n = static_cast<int>(r.ptr - buf);
-  if (n < width) out.append(static_cast<std::size_t>(width - n), '0');
-  out.append(buf, static_cast<std::size_t>(n));
+// `v` in exactly `width` digits (v < 10^width).
+inline char* put_fixed(char* w, std::uint64_t v, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    w[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  return w + width;
+}
+
+inline char* put(char* w, const std::string& s) {
+  std::memcpy(w, s.data(), s.size());
+  return w + s.size();
 }
 
 inline char printable(unsigned char c) { return (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c); }
@@ -45,7 +50,7 @@ inline char printable(unsigned char c) { return (c < 0x20 || c == 0x7f) ? '?' : 
 
 TextFormat TextFormat::compile(const Binding& b) {
   TextFormat t;
-  t.name_ = b.event ? b.event->name : b.raw.name;
+  t.name_ = b.event->name;
   t.head_ = ": " + t.name_ + ":";
   const auto& decls = b.event->fields;
   for (std::size_t i = 0; i < decls.size(); ++i) {
@@ -65,48 +70,67 @@ TextFormat TextFormat::compile(const Binding& b) {
       f.kind = d.type.is_signed ? Kind::SignedArray : Kind::UnsignedArray;
     else
       f.kind = d.type.is_signed ? Kind::Signed : Kind::Unsigned;
+    // The longest value: 20 digits and a sign per integer, the text, braces
+    // and commas.
+    std::size_t longest = f.kind == Kind::Text ? f.count
+                          : (f.kind == Kind::SignedArray || f.kind == Kind::UnsignedArray) ? 2 + 22u * f.count
+                                                                                           : 21;
+    t.max_line_ += f.prefix.size() + longest;
     t.fields_.push_back(std::move(f));
   }
+  t.max_line_ += 11 + 3 + 20 + 22 + 1 + t.head_.size() + 1 + 16;  // pid, brackets, cpu, time, head, newline, spare
   return t;
 }
 
 void TextFormat::render(std::string& out, std::int32_t pid, unsigned cpu, std::uint64_t ts_ns,
                         const std::uint8_t* payload) const {
-  append_num(out, pid);
-  out += " [";
-  append_padded(out, cpu, 3);
-  out += "] ";
-  append_num(out, ts_ns / 1000000000u);
-  out += '.';
-  append_padded(out, (ts_ns % 1000000000u) / 1000u, 6);
-  out += head_;
+  // Formatted in a buffer of the longest line this event can have, then
+  // appended at once.
+  char stack[2048];
+  std::unique_ptr<char[]> big;
+  char* buf = stack;
+  if (max_line_ > sizeof stack) {
+    big.reset(new char[max_line_]);
+    buf = big.get();
+  }
+  char* w = put_num(buf, pid);
+  *w++ = ' ';
+  *w++ = '[';
+  w = cpu < 1000 ? put_fixed(w, cpu, 3) : put_num(w, cpu);
+  *w++ = ']';
+  *w++ = ' ';
+  w = put_num(w, ts_ns / 1000000000u);
+  *w++ = '.';
+  w = put_fixed(w, (ts_ns % 1000000000u) / 1000u, 6);
+  w = put(w, head_);
   for (const Field& f : fields_) {
-    out += f.prefix;
+    w = put(w, f.prefix);
     const std::uint8_t* p = payload + f.offset;
     switch (f.kind) {
-      case Kind::Signed: append_num(out, load_s(p, f.size)); break;
-      case Kind::Unsigned: append_num(out, load_u(p, f.size)); break;
+      case Kind::Signed: w = put_num(w, load_s(p, f.size)); break;
+      case Kind::Unsigned: w = put_num(w, load_u(p, f.size)); break;
       case Kind::Char:
-        if (*p) out += printable(*p);
+        if (*p) *w++ = printable(*p);
         break;
       case Kind::Text:
-        for (std::size_t i = 0; i < f.count && p[i]; ++i) out += printable(p[i]);
+        for (std::size_t i = 0; i < f.count && p[i]; ++i) *w++ = printable(p[i]);
         break;
       case Kind::SignedArray:
       case Kind::UnsignedArray:
-        out += '{';
+        *w++ = '{';
         for (std::size_t i = 0; i < f.count; ++i) {
-          if (i) out += ',';
+          if (i) *w++ = ',';
           if (f.kind == Kind::SignedArray)
-            append_num(out, load_s(p + i * f.size, f.size));
+            w = put_num(w, load_s(p + i * f.size, f.size));
           else
-            append_num(out, load_u(p + i * f.size, f.size));
+            w = put_num(w, load_u(p + i * f.size, f.size));
         }
-        out += '}';
+        *w++ = '}';
         break;
     }
   }
-  out += '\n';
+  *w++ = '\n';
+  out.append(buf, static_cast<std::size_t>(w - buf));
 }
 
 void render_raw_record(std::string& out, const Projection& p, const TextFormat& f, unsigned cpu,

@@ -28,7 +28,8 @@ class TextFormat {
   static TextFormat compile(const Binding& b);
 
   // Appends one line for the stable payload `payload` (payload_size bytes).
-  // Allocates only by growing `out`.
+  // Allocates only by growing `out` (and for an event whose longest line
+  // exceeds 2 KiB, a buffer for it).
   void render(std::string& out, std::int32_t pid, unsigned cpu, std::uint64_t ts_ns,
               const std::uint8_t* payload) const;
 
@@ -44,8 +45,9 @@ class TextFormat {
     std::uint16_t count; // elements (arrays), bytes (text)
   };
   std::string name_;
-  std::string head_;  // ": <event>: "
+  std::string head_;  // ": <event>:"
   std::vector<Field> fields_;
+  std::size_t max_line_ = 0;  // the longest line this event can render to
 };
 
 // Projects a raw record and renders its line: `scratch` must have room for

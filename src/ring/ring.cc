@@ -80,7 +80,7 @@ bool read_overrun(const std::string& stats_path, std::uint64_t& out) {
 class ReadRing final : public CpuRing {
  public:
   ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf, std::string stats_path)
-      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf), stats_path_(std::move(stats_path)) {
+      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf + SubbufParser::kSlack), stats_path_(std::move(stats_path)) {
     std::uint64_t o = 0;
     has_overrun_ = read_overrun(stats_path_, o);
     lost_.open(o);
@@ -91,7 +91,7 @@ class ReadRing final : public CpuRing {
     while (n < max) {
       if (!loaded_ || from_ >= parser_.data_size()) {
         loaded_ = false;
-        ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size());
+        ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size() - SubbufParser::kSlack);
         if (r < 0) {
           if (errno == EINTR) continue;
           if (errno == EAGAIN) return 0;
@@ -122,13 +122,15 @@ class ReadRing final : public CpuRing {
     return s;
   }
   int cpu() const override { return cpu_; }
-  std::uint32_t subbuf_size() const override { return static_cast<std::uint32_t>(buf_.size()); }
+  std::uint32_t subbuf_size() const override {
+    return static_cast<std::uint32_t>(buf_.size() - SubbufParser::kSlack);
+  }
 
  private:
   FdHolder fd_;
   int cpu_;
   SubbufParser parser_;
-  std::vector<std::uint8_t> buf_;  // one sub-buffer, kept between drains
+  std::vector<std::uint8_t> buf_;  // one sub-buffer (and kSlack zero bytes), kept between drains
   std::string stats_path_;
   bool has_overrun_ = false;
   bool loaded_ = false;

@@ -45,10 +45,11 @@ bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
   std::uint64_t size = commit & kCommitMask;
   if (size > capacity - header_size()) return false;
   std::memcpy(&ts_, page, 8);
+  if ((commit & kMissedStored) && header_size() + size + long_size_ > capacity) return false;
   if (commit & kMissedEvents) {
     missed_ = -1;
     std::size_t at = header_size() + size;
-    if ((commit & kMissedStored) && at + long_size_ <= capacity) {
+    if (commit & kMissedStored) {
       if (long_size_ == 8) {
         std::uint64_t n;
         std::memcpy(&n, page + at, 8);

@@ -35,9 +35,16 @@ class SubbufParser {
   bool ok() const { return kbuf_ != nullptr; }
   unsigned header_size() const { return 8 + long_size_; }
 
+  // kbuffer may read one length word past the committed data of a malformed
+  // sub-buffer: keep this many readable bytes after `capacity` where the
+  // data does not come from the kernel (the kernel's own sub-buffers never
+  // make it do so).
+  static constexpr std::size_t kSlack = 8;
+
   // Loads the sub-buffer at `page` of `capacity` bytes (header included) as
   // it is now (re-load to see events a writer has committed since). False
-  // when its commit does not fit in `capacity`.
+  // when its commit does not fit in `capacity`, or it says a lost count is
+  // stored after the data where there is no room for one.
   bool load(const std::uint8_t* page, std::size_t capacity);
 
   // Events lost before this sub-buffer: 0, the stored count, or -1 when the
