@@ -172,12 +172,12 @@ int main(int argc, char* argv[]) {
   fuse_args args = FUSE_ARGS_INIT(argc, argv);
   Options opts;
   if (fuse_opt_parse(&args, &opts, kOptionSpec, option_proc) != 0) return 1;
-  if (opts.help) {
-    usage(stdout);
-    return 0;
-  }
-  if (opts.version) {
-    std::printf("eventfs %s (libfuse %s)\n", EVENTFS_VERSION, fuse_pkgversion());
+  if (opts.help || opts.version) {
+    if (opts.help)
+      usage(stdout);
+    else
+      std::printf("eventfs %s (libfuse %s)\n", EVENTFS_VERSION, fuse_pkgversion());
+    fuse_opt_free_args(&args);
     return 0;
   }
   if (opts.positional.empty()) {

@@ -70,6 +70,8 @@ Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const
     s.fields = filter_fields_of(b);
     for (const auto& f : b.fields)
       if (f.conversion != Conversion::TaskState) s.raw_to_stable.emplace(f.raw.name, f.stable->decl.name);
+    std::string e;
+    s.always_on = files_.read(s.dir + "/enable", e) == ENOENT;
     stable_.push_back(std::move(s));
   }
   // The kernel lists its triggers in every trigger file; any event will do.
@@ -144,6 +146,10 @@ int Controller::set_enabled(const std::string& dir, const std::string& user, boo
 int Controller::read_enable(std::size_t index, std::string& out) {
   std::lock_guard lock(mu_);
   const Stable& s = stable_.at(index);
+  if (s.always_on) {
+    out = "1\n";
+    return 0;
+  }
   std::string k;
   if (int e = files_.read(s.dir + "/enable", k)) return e;
   // "0*"/"1*": a trigger holds the event in soft mode; show the kernel's state.
@@ -170,6 +176,13 @@ int Controller::write_enable(std::size_t index, std::string_view data) {
   if (!check_size(where, data, err)) return err;
   bool on;
   if (!parse_bool(data, on)) return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable", shown(data), 0);
+  if (s.always_on) {
+    if (on) return 0;
+    return refuse(where, EINVAL,
+                  fmt::format("{}:{} is always recorded: the kernel has no switch for it",
+                              s.binding->raw.system, s.binding->raw.name),
+                  shown(data), 0);
+  }
   if (int e = set_enabled(s.dir, "stable:" + s.name, on)) return kernel_refused(where, e, shown(data), nullptr, 0);
   return 0;
 }

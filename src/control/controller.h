@@ -50,6 +50,7 @@ class Controller {
     std::string dir;  // "events/<sys>/<raw>" in the instance
     FilterFieldMap fields;
     std::map<std::string, std::string> raw_to_stable;
+    bool always_on = false;  // the kernel records it unconditionally (ftrace:print has no enable)
   };
   // What eventfs wrote, so read-back can show the user's own words.
   struct Applied {

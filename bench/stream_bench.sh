@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# End-to-end record path: a trace_marker storm from every CPU, read through
+# eventfs's per-CPU streams, against the same storm read straight from a
+# tracefs instance's per_cpu/cpuN/trace_pipe_raw, in the same run.
+#   bash bench/stream_bench.sh [BUILD_DIR]     (root)
+# Prints events/s delivered, CPU seconds (readers, and the eventfs daemon),
+# and lost events of each, at full speed and at a moderate rate, then
+# stream_rate_ratio=X.XX. A measurement: it exits 0 whatever the figures.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+[ "${build#/}" = "$build" ] && build=$PWD/$build
+secs=${SECS:-3}
+moderate=${MODERATE:-20000}  # markers per second per CPU
+tracing=/sys/kernel/tracing
+cpus=$(nproc)
+work=$(mktemp -d /tmp/eventfs-streambench-XXXXXX)
+mnt=$work/mnt
+inst=eventfs-sb-$$
+direct=$tracing/instances/eventfs-sbd-$$
+daemon=
+
+cleanup() {
+  set +e
+  [ -d "$direct" ] && { echo 0 > "$direct/events/enable"; rmdir "$direct"; }
+  if grep -q " $mnt fuse.eventfs " /proc/mounts; then fusermount3 -u "$mnt"; fi
+  [ -n "$daemon" ] && kill "$daemon" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+for t in marker_storm stream_count; do
+  [ -x "$build/bench/$t" ] || { echo "missing $build/bench/$t: build first" >&2; exit 1; }
+done
+mkdir -p "$mnt"
+{ cat "$top/src/catalog/default.catalog"; printf 'STABLE_EVENT(marker, ftrace:print, id=1000,\n\t__array(char, text, 64) = buf\n)\n'; } > "$work/bench.catalog"
+"$build/src/eventfs" "$mnt" -f -o "instance=$inst,catalog=$work/bench.catalog" &
+daemon=$!
+for _ in $(seq 100); do grep -q " $mnt fuse.eventfs " /proc/mounts && break; sleep 0.05; done
+echo 1 > "$mnt/marker/enable"
+mkdir "$direct"
+echo 1 > "$direct/events/ftrace/print/enable" 2>/dev/null || true  # ftrace:print is always on
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run NAME MARKER_FILE STREAM_KIND STREAM_DIR RATE -> "events lost gaps reader_cpu daemon_cpu"
+run() {
+  local marker=$2 kind=$3 dir=$4 rate=$5 pids=() outs=() t0 t1
+  t0=$(cpu_ticks "$daemon")
+  for c in $(seq 0 $((cpus - 1))); do
+    "$build/bench/stream_count" "$kind" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 > "$work/count.$c" &
+    pids+=($!)
+  done
+  sleep 0.2
+  for c in $(seq 0 $((cpus - 1))); do
+    "$build/bench/marker_storm" "$marker" "$c" "$secs" $rate > "$work/storm.$c" &
+    outs+=($!)
+  done
+  wait "${outs[@]}"
+  wait "${pids[@]}"
+  t1=$(cpu_ticks "$daemon")
+  cat "$work"/count.* | awk -v hz="$(getconf CLK_TCK)" -v d=$((t1 - t0)) -v s="$secs" '
+    { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] += kv[2] } }
+    END { printf "%d %d %d %.2f %.2f\n", v["events"], v["lost"], v["gaps"], v["cpu_s"], d / hz }'
+  cat "$work"/storm.* | awk -F= '{ n += $2 } END { print n }' > "$work/written"
+  rm -f "$work"/count.* "$work"/storm.*
+}
+
+report() {  # LABEL "events lost gaps reader_cpu daemon_cpu" WRITTEN
+  read -r ev lost gaps rcpu dcpu <<< "$2"
+  printf '%-26s written %9d  delivered %9d (%9.0f/s)  lost %8d  gaps %5d  reader cpu %5.2fs  daemon cpu %5.2fs\n' \
+    "$1" "$3" "$ev" "$(echo "$ev / $secs" | bc -l)" "$lost" "$gaps" "$rcpu" "$dcpu"
+}
+
+echo "stream bench: $cpus CPUs, $secs s per run, kernel $(uname -r)"
+for mode in full moderate; do
+  rate=""
+  [ $mode = moderate ] && rate=$moderate
+  r=$(run eventfs "$tracing/instances/$inst/trace_marker" eventfs "$mnt" "$rate"); w=$(cat "$work/written")
+  report "eventfs ($mode)" "$r" "$w"
+  ev_e=$(echo "$r" | cut -d' ' -f1); lost_e=$(echo "$r" | cut -d' ' -f2); gaps_e=$(echo "$r" | cut -d' ' -f3)
+  r=$(run direct "$direct/trace_marker" direct "$direct" "$rate"); w=$(cat "$work/written")
+  report "direct tracefs ($mode)" "$r" "$w"
+  ev_d=$(echo "$r" | cut -d' ' -f1); gaps_d=$(echo "$r" | cut -d' ' -f3)
+  ratio=$(echo "scale=3; $ev_e / ($ev_d + 0.0001)" | bc -l)
+  echo "stream_rate_ratio_$mode=$ratio  (eventfs/direct; target >= 0.90)"
+  if [ $mode = moderate ]; then
+    if [ "$gaps_d" -eq 0 ] && [ "$gaps_e" -ne 0 ]; then
+      echo "loss_where_direct_has_none=yes (target: no)"
+    else
+      echo "loss_where_direct_has_none=no (eventfs lost $lost_e in $gaps_e gaps, direct $gaps_d gaps)"
+    fi
+  fi
+done

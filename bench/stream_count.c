@@ -1,0 +1,73 @@
+/* stream_count: counts the records of one CPU's ring, until SIGTERM or until
+ * nothing came for IDLE_MS after something did, and prints
+ * "events=N lost=N gaps=N cpu_s=X" (its own CPU time; gaps: places where the
+ * kernel or eventfs reported lost events, with or without a count).
+ *   stream_count eventfs PATH IDLE_MS   per_cpu/cpuN/trace_pipe_raw of an eventfs mount
+ *   stream_count direct PATH IDLE_MS    per_cpu/cpuN/trace_pipe_raw of a tracefs instance,
+ *                                       walked with libtraceevent's kbuffer */
+#include <eventfs/record.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <traceevent/kbuffer.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+static void on_term(int sig) { (void)sig; stop = 1; }
+
+int main(int argc, char **argv)
+{
+	if (argc != 4)
+		return fprintf(stderr, "usage: %s eventfs|direct PATH IDLE_MS\n", argv[0]), 2;
+	int direct = strcmp(argv[1], "direct") == 0, idle_ms = atoi(argv[3]);
+	int fd = open(argv[2], O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return perror(argv[2]), 1;
+	signal(SIGTERM, on_term);
+	static uint64_t buf[EVENTFS_RECORD_MAX_SIZE / 8];
+	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
+	unsigned long long events = 0, lost = 0, gaps = 0;
+	int quiet = 0;
+	while (!stop) {
+		ssize_t n = read(fd, buf, direct ? 4096 : sizeof buf);
+		if (n <= 0) {
+			struct pollfd p = {fd, POLLIN, 0};
+			if (poll(&p, 1, 10) == 0 && events && (quiet += 10) >= idle_ms)
+				break;
+			continue;
+		}
+		quiet = 0;
+		if (direct) {
+			if (kbuffer_load_subbuffer(kb, buf) < 0)
+				continue;
+			int missed = kbuffer_missed_events(kb);
+			if (missed)
+				gaps++;
+			if (missed > 0)
+				lost += (unsigned long long)missed;
+			unsigned long long ts;
+			for (void *e = kbuffer_read_event(kb, &ts); e; e = kbuffer_next_event(kb, &ts))
+				events++;
+		} else {
+			for (const char *p = (const char *)buf, *end = p + n; p < end;) {
+				const struct eventfs_record_header *h = (const void *)p;
+				if (h->id == EVENTFS_ID_LOST) {
+					lost += ((const struct eventfs_lost *)EVENTFS_RECORD_PAYLOAD(h))->count;
+					gaps++;
+				}
+				else
+					events++;
+				p += h->size;
+			}
+		}
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("events=%llu lost=%llu gaps=%llu cpu_s=%.3f\n", events, lost, gaps,
+	       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	return 0;
+}
