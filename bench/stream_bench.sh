@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end record path: a trace_marker storm from every CPU, read through
-# eventfs's per-CPU streams, against the same storm read straight from a
-# tracefs instance's per_cpu/cpuN/trace_pipe_raw, in the same run.
+# eventfs's per-CPU streams, against the same storm read straight from the
+# same instance's per_cpu/cpuN/trace_pipe_raw (eventfs reads the kernel ring
+# only while one of its streams is open, so the direct reader has it to
+# itself in its turn), in the same run, with the same ring size.
 #   bash bench/stream_bench.sh [BUILD_DIR]     (root)
 # Prints events/s delivered, CPU seconds (readers, and the eventfs daemon),
 # and lost events of each, at full speed and at a moderate rate, then
@@ -17,12 +19,11 @@ cpus=$(nproc)
 work=$(mktemp -d /tmp/eventfs-streambench-XXXXXX)
 mnt=$work/mnt
 inst=eventfs-sb-$$
-direct=$tracing/instances/eventfs-sbd-$$
+direct=$tracing/instances/$inst
 daemon=
 
 cleanup() {
   set +e
-  [ -d "$direct" ] && { echo 0 > "$direct/events/enable"; rmdir "$direct"; }
   if grep -q " $mnt fuse.eventfs " /proc/mounts; then fusermount3 -u "$mnt"; fi
   [ -n "$daemon" ] && kill "$daemon" 2>/dev/null
   rm -rf "$work"
@@ -34,12 +35,11 @@ for t in marker_storm stream_count; do
 done
 mkdir -p "$mnt"
 { cat "$top/src/catalog/default.catalog"; printf 'STABLE_EVENT(marker, ftrace:print, id=1000,\n\t__array(char, text, 64) = buf\n)\n'; } > "$work/bench.catalog"
-"$build/src/eventfs" "$mnt" -f -o "instance=$inst,catalog=$work/bench.catalog" &
+"$build/src/eventfs" "$mnt" -f -o "instance=$inst,catalog=$work/bench.catalog,reader=${READER:-auto}" &
 daemon=$!
 for _ in $(seq 100); do grep -q " $mnt fuse.eventfs " /proc/mounts && break; sleep 0.05; done
 echo 1 > "$mnt/marker/enable"
-mkdir "$direct"
-echo 1 > "$direct/events/ftrace/print/enable" 2>/dev/null || true  # ftrace:print is always on
+[ -n "${BUFFER_KB:-}" ] && echo "$BUFFER_KB" > "$direct/buffer_size_kb"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
@@ -72,7 +72,7 @@ report() {  # LABEL "events lost gaps reader_cpu daemon_cpu" WRITTEN
     "$1" "$3" "$ev" "$(echo "$ev / $secs" | bc -l)" "$lost" "$gaps" "$rcpu" "$dcpu"
 }
 
-echo "stream bench: $cpus CPUs, $secs s per run, kernel $(uname -r)"
+echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, $secs s per run, ring $(cat "$direct/buffer_size_kb") KiB per CPU, kernel $(uname -r)"
 for mode in full moderate; do
   rate=""
   [ $mode = moderate ] && rate=$moderate

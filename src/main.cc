@@ -226,7 +226,6 @@ int main(int argc, char* argv[]) {
     std::string msg;
     if (Instance::open(root, opts.instance ? opts.instance : "eventfs", instance, msg) != 0) die(msg);
     controller = std::make_unique<Controller>(*instance, *tracefs, resolution);
-    instance->write("buffer_percent", "0");  // wake ring pollers on any data
     hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode);
   }
   NodeTree tree;

@@ -174,16 +174,16 @@ void StreamHub::run() {
         added += sinks[i].added;
       }
     }
-    if (added) {
-      for (auto& l : listeners_) l();
-      continue;  // there may be more
-    }
-    // Nothing new: wait for data, a reader coming or going, or a stop. The
-    // kernel's poll on trace_pipe_raw may wake late, so look again soon anyway.
+    if (added) for (auto& l : listeners_) l();
+    if (added >= kBusyRecords) continue;  // a storm: keep draining
+    // Little or nothing new: wait for data, a reader coming or going, or a
+    // stop. The kernel wakes a ring's poller only once it is buffer_percent
+    // full, so look again after a short while anyway: records then come in
+    // batches, at most kPollMs late, instead of one wakeup per record.
     std::vector<pollfd> fds;
     fds.push_back({wake_fd_, POLLIN, 0});
     for (const auto& r : rings_) fds.push_back({r->poll_fd(), POLLIN, 0});
-    ::poll(fds.data(), fds.size(), 50);
+    ::poll(fds.data(), fds.size(), kPollMs);
     std::uint64_t drain;
     (void)!read(wake_fd_, &drain, sizeof drain);
   }

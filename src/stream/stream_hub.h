@@ -29,6 +29,8 @@ namespace eventfs {
 class StreamHub {
  public:
   static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU
+  static constexpr std::size_t kBusyRecords = 256;      // a drain this big: drain again at once
+  static constexpr int kPollMs = 20;                    // otherwise look again this often
 
   // `instance_path`: the tracefs instance whose rings are read; `cpus`: how
   // many; `resolution` must outlive the hub.
