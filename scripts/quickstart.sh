@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Quick start: install, build, mount eventfs and show it working.
+# Quick start: install, build, mount eventfs and show it working: the
+# stable events, a stable format, and live sched_switch records.
 #   sudo bash scripts/quickstart.sh [MOUNTPOINT]     (default /mnt/events)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,5 +28,10 @@ cat "$mnt/sched_switch/format"
 echo
 echo "\$ cat $mnt/raw/sched/sched_switch/format     # the raw event, same language"
 cat "$mnt/raw/sched/sched_switch/format"
+echo
+echo "\$ echo 1 > $mnt/sched_switch/enable; cat $mnt/trace_pipe     # live events (first lines)"
+echo 1 > "$mnt/sched_switch/enable"
+timeout 2 cat "$mnt/trace_pipe" | head -n 8 || true
+echo 0 > "$mnt/sched_switch/enable"
 echo
 echo "Unmount with: fusermount3 -u $mnt"
