@@ -25,7 +25,11 @@ daemon=
 cleanup() {
   set +e
   if grep -q " $mnt fuse.eventfs " /proc/mounts; then fusermount3 -u "$mnt"; fi
-  [ -n "$daemon" ] && kill "$daemon" 2>/dev/null
+  # The daemon removes its instance as it exits: let it finish.
+  if [ -n "$daemon" ]; then
+    for _ in $(seq 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
+    kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM

@@ -21,6 +21,7 @@
 #include "eventfs_config.h"
 #include "fs/fuse_adapter.h"
 #include "fs/mount_tree.h"
+#include "fs/mount_watch.h"
 #include "fs/node_tree.h"
 #include "projection/binding.h"
 #include "control/controller.h"
@@ -261,6 +262,9 @@ int main(int argc, char* argv[]) {
   if (fuse_daemonize(opts.foreground) == 0) {
     if (instance) instance->record_owner();  // the daemon's pid, not the parent's
     if (hub) hub->start();  // threads only after the fork
+    // A lazy unmount leaves waiting readers in the kernel and sends the
+    // daemon nothing: notice it and shut down as for SIGTERM.
+    MountWatch watch(mountpoint, [] { kill(getpid(), SIGTERM); });
     if (opts.single_thread) {
       rc = fuse_session_loop(se);
     } else {
@@ -277,6 +281,11 @@ int main(int argc, char* argv[]) {
   if (hub) hub->stop();
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);
+  // A second SIGTERM now must not cut the clean-up short (and leave the
+  // instance behind): it is already under way.
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGHUP, SIG_IGN);
   fuse_session_destroy(se);
   fuse_opt_free_args(&args);
   if (instance) instance->remove();  // triggers, then events, then the instance

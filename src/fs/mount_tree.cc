@@ -80,18 +80,24 @@ void add_raw_event_dir(NodeTree& tree, Node& sys_dir, const Tracefs& tracefs, Co
   auto reader = [c, system, event](const char* file) {
     return [c, system, event, file](std::string& out) { return c->read_raw(system, event, file, out); };
   };
-  tree.add_file(ev_dir, "enable", NodeTree::kReadWriteMode,
-                control_file(reader("enable"), [c, system, event](std::string_view d) {
-                  return c->write_raw_enable(system, event, d);
-                }));
-  tree.add_file(ev_dir, "filter", NodeTree::kReadWriteMode,
-                control_file(reader("filter"), [c, system, event](std::string_view d) {
-                  return c->write_raw_filter(system, event, d);
-                }));
-  tree.add_file(ev_dir, "trigger", NodeTree::kReadWriteMode,
-                control_file(reader("trigger"), [c, system, event](std::string_view d) {
-                  return c->write_raw_trigger(system, event, d);
-                }));
+  // Only the control files the kernel has for this event (ftrace's own
+  // events have neither enable nor filter).
+  auto has = [&](const char* file) { return tracefs.has_event_file(system, event, file); };
+  if (has("enable"))
+    tree.add_file(ev_dir, "enable", NodeTree::kReadWriteMode,
+                  control_file(reader("enable"), [c, system, event](std::string_view d) {
+                    return c->write_raw_enable(system, event, d);
+                  }));
+  if (has("filter"))
+    tree.add_file(ev_dir, "filter", NodeTree::kReadWriteMode,
+                  control_file(reader("filter"), [c, system, event](std::string_view d) {
+                    return c->write_raw_filter(system, event, d);
+                  }));
+  if (has("trigger"))
+    tree.add_file(ev_dir, "trigger", NodeTree::kReadWriteMode,
+                  control_file(reader("trigger"), [c, system, event](std::string_view d) {
+                    return c->write_raw_trigger(system, event, d);
+                  }));
 }
 
 void add_raw_mirror(NodeTree& tree, const Tracefs& tracefs, Controller* c) {
@@ -104,16 +110,21 @@ void add_raw_mirror(NodeTree& tree, const Tracefs& tracefs, Controller* c) {
   }
 }
 
-void add_stable_controls(NodeTree& tree, Node& dir, Controller& c, std::size_t i) {
+// enable always (an event the kernel always records reads 1); filter and
+// trigger where the raw event has them.
+void add_stable_controls(NodeTree& tree, Node& dir, const Tracefs& tracefs, const RawEvent& raw, Controller& c,
+                         std::size_t i) {
   tree.add_file(dir, "enable", NodeTree::kReadWriteMode,
                 control_file([&c, i](std::string& out) { return c.read_enable(i, out); },
-                        [&c, i](std::string_view d) { return c.write_enable(i, d); }));
-  tree.add_file(dir, "filter", NodeTree::kReadWriteMode,
-                control_file([&c, i](std::string& out) { return c.read_filter(i, out); },
-                        [&c, i](std::string_view d) { return c.write_filter(i, d); }));
-  tree.add_file(dir, "trigger", NodeTree::kReadWriteMode,
-                control_file([&c, i](std::string& out) { return c.read_trigger(i, out); },
-                        [&c, i](std::string_view d) { return c.write_trigger(i, d); }));
+                             [&c, i](std::string_view d) { return c.write_enable(i, d); }));
+  if (tracefs.has_event_file(raw.system, raw.name, "filter"))
+    tree.add_file(dir, "filter", NodeTree::kReadWriteMode,
+                  control_file([&c, i](std::string& out) { return c.read_filter(i, out); },
+                               [&c, i](std::string_view d) { return c.write_filter(i, d); }));
+  if (tracefs.has_event_file(raw.system, raw.name, "trigger"))
+    tree.add_file(dir, "trigger", NodeTree::kReadWriteMode,
+                  control_file([&c, i](std::string& out) { return c.read_trigger(i, out); },
+                               [&c, i](std::string_view d) { return c.write_trigger(i, d); }));
 }
 
 void add_error_log(NodeTree& tree, Controller& c) {
@@ -181,7 +192,7 @@ std::vector<std::shared_ptr<StreamFile>> build_mount_tree(NodeTree& tree, const 
     Node& dir = tree.add_dir(root, b.event->name);
     tree.add_file(dir, "format", NodeTree::kReadOnlyMode, constant(stable_format_text(*b.event)));
     tree.add_file(dir, "id", NodeTree::kReadOnlyMode, constant(fmt::format("{}\n", b.event->id)));
-    if (control) add_stable_controls(tree, dir, *control, i);
+    if (control) add_stable_controls(tree, dir, tracefs, b.raw, *control, i);
   }
   add_raw_mirror(tree, tracefs, control);
   if (!services.streams) return {};

@@ -55,6 +55,13 @@ class DirTracefs final : public Tracefs {
     return read_whole_file(root_ + "/events/" + system + "/" + event + "/format", out);
   }
 
+  bool has_event_file(const std::string& system, const std::string& event,
+                      const std::string& file) const override {
+    if (!valid_component(system) || !valid_component(event) || !valid_component(file)) return false;
+    struct stat st;
+    return stat((root_ + "/events/" + system + "/" + event + "/" + file).c_str(), &st) == 0;
+  }
+
  private:
   std::string root_;
 };

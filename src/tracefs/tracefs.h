@@ -22,6 +22,10 @@ class Tracefs {
   // The text of events/<system>/<event>/format; 0 or an errno.
   virtual int read_format(const std::string& system, const std::string& event,
                           std::string& out) const = 0;
+  // Whether events/<system>/<event>/<file> exists (ftrace's own events, say,
+  // have no enable or filter).
+  virtual bool has_event_file(const std::string& system, const std::string& event,
+                              const std::string& file) const = 0;
 };
 
 // A tracefs (or a copy of its layout) rooted at `dir`.

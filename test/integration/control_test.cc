@@ -339,7 +339,7 @@ TEST_F(ControlLifecycle, AKilledDaemonsInstanceIsReclaimedCleanByTheNextDaemon) 
 // instance is in use, a clean-up script) must always find a whole one: it is
 // never seen existing but empty or cut short while a daemon starts.
 TEST_F(ControlLifecycle, TheOwnershipRecordIsNeverSeenHalfWritten) {
-  static const std::regex whole(R"(^\d+ \d+ /\S+\n$)");
+  static const std::regex whole(R"(^\d+ \d+ \d+ /\S+\n$)");  // pid, start time, instance inode, tracefs
   std::vector<std::string> torn;
   for (int round = 0; round < 5 && torn.empty(); ++round) {
     TempDir naming;  // a name of this run's own, for the stale-mount cleaner
