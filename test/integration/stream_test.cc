@@ -1115,5 +1115,35 @@ TEST_F(StreamKnownBug, ALazyUnmountReleasesParkedReaders) {
   EXPECT_TRUE(m.WaitExit(3s)) << "the daemon is still running";
 }
 
+// The example for tool authors (examples/decode_raw.c, built with the daemon,
+// nothing but <eventfs/record.h>) decodes a live per-CPU stream.
+class StreamExample : public StreamTest {};
+
+TEST_F(StreamExample, DecodeRawPrintsTheRecordsOfACpu) {
+  std::string bin = kBinary;
+  const std::string decode = bin.substr(0, bin.rfind("/src/")) + "/examples/decode_raw";
+  ASSERT_TRUE(exists(decode)) << decode;
+  MountedEventfs m;
+  ASSERT_TRUE(m.Start());
+  const int cpu = test_cpu();
+  ASSERT_TRUE(Writes(m / "sched_switch/enable", "1", m / "error_log"));
+  ping_pong(50, cpu);
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(Writes(m / "sched_switch/enable", "0", m / "error_log"));
+  // The stream never ends: timeout(1) stops the example once it has drained it.
+  auto r = run({"/usr/bin/timeout", "2", decode, m / ("per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw")}, 10s);
+  auto lines = split_lines(r.out);
+  if (!r.out.empty() && r.out.back() != '\n') lines.pop_back();  // cut by timeout's signal
+  ASSERT_GT(lines.size(), 50u) << r.describe();
+  const std::string sched_switch = " id " + slurp(m / "sched_switch/id").substr(0, 1) + " size " +
+                                   std::to_string(EVENTFS_RECORD_SIZE(44));
+  int switches = 0;
+  for (const auto& l : lines) {
+    EXPECT_TRUE(std::regex_match(l, std::regex(R"(\d+ (id \d+ size \d+|cpu \d+ lost \d+( \(estimated\))?))"))) << l;
+    switches += l.find(sched_switch) != std::string::npos;
+  }
+  EXPECT_GT(switches, 50) << head_lines(r.out);
+}
+
 }  // namespace
 }  // namespace eventfs_it
