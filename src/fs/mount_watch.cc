@@ -5,39 +5,14 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <sstream>
 
 #include "tracefs/file_io.h"
+#include "tracefs/mountinfo.h"
 
 namespace eventfs {
-namespace {
-
-std::string unescape(const std::string& s) {  // mountinfo writes blanks as \040
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8)));
-      i += 3;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 bool MountWatch::mounted(const std::string& mountinfo, const std::string& mountpoint) {
-  std::istringstream in(mountinfo);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    std::string id, parent, dev, root, mnt, tok, fstype;
-    if (!(f >> id >> parent >> dev >> root >> mnt)) continue;
-    while (f >> tok && tok != "-") {
-    }
-    if (f >> fstype && fstype == "fuse.eventfs" && unescape(mnt) == mountpoint) return true;
-  }
+  for (const auto& m : parse_mountinfo(mountinfo))
+    if (m.fstype == "fuse.eventfs" && m.mount_point == mountpoint) return true;
   return false;
 }
 

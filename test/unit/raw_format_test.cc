@@ -8,6 +8,7 @@
 
 #include "fixture_kernels.h"
 #include "fs/mount_tree.h"
+#include "fs/mount_watch.h"
 #include "tracefs/locate.h"
 #include "tracefs/raw_format_parser.h"
 
@@ -113,6 +114,17 @@ TEST(Mountinfo, FindsTracefsAndPrefersTheCanonicalPlace) {
   EXPECT_EQ(tracefs_in_mountinfo(mi), "/sys/kernel/tracing");
   EXPECT_EQ(tracefs_in_mountinfo(mi.substr(0, mi.rfind("41 "))), "/mnt/my trace");
   EXPECT_EQ(tracefs_in_mountinfo("22 1 0:21 / /proc rw - proc proc rw\n"), "");
+}
+
+TEST(Mountinfo, TheMountWatchSeesOnlyItsOwnEventfsMount) {
+  const std::string mi =
+      "41 22 0:12 / /sys/kernel/tracing rw - tracefs tracefs rw\n"
+      "90 22 0:55 / /mnt/my\\040events rw,nosuid - fuse.eventfs eventfs rw,user_id=0\n"
+      "91 22 0:56 / /mnt/other rw - fuse.sshfs host: rw\n";
+  EXPECT_TRUE(MountWatch::mounted(mi, "/mnt/my events"));
+  EXPECT_FALSE(MountWatch::mounted(mi, "/mnt/other"));
+  EXPECT_FALSE(MountWatch::mounted(mi, "/sys/kernel/tracing"));
+  EXPECT_FALSE(MountWatch::mounted("", "/mnt/my events"));
 }
 
 }  // namespace
