@@ -8,6 +8,7 @@
 #include <csignal>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
@@ -199,7 +200,8 @@ int main(int argc, char* argv[]) {
   if (opts.gid) {
     char* end = nullptr;
     unsigned long n = std::strtoul(opts.gid, &end, 10);
-    if (*opts.gid && end && !*end) {
+    if (*opts.gid && std::isdigit(static_cast<unsigned char>(*opts.gid)) && end && !*end &&
+        n < static_cast<unsigned long>(static_cast<gid_t>(-1))) {
       group = static_cast<gid_t>(n);
     } else if (const struct group* g = getgrnam(opts.gid)) {
       group = g->gr_gid;

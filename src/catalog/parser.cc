@@ -10,12 +10,17 @@
 
 #include <fmt/format.h>
 
+#include "format/stable_layout.h"
 #include "format/type_model.h"
+
+#include <eventfs/record.h>
 
 namespace eventfs {
 namespace {
 
 constexpr unsigned kMaxCount = 65536;
+// EVENTFS_RECORD_MAX_SIZE less the record header, rounded down to 8.
+constexpr std::size_t kMaxPayload = EVENTFS_RECORD_MAX_SIZE - sizeof(eventfs_record_header);
 
 struct Token {
   enum Kind { Word, Punct, End } kind = End;
@@ -215,6 +220,11 @@ class Parser {
     }
     next();
     if (ev.fields.empty()) fail(ev.line, fmt::format("event '{}' has no fields", ev.name));
+    // A record must fit the binary framing (include/eventfs/record.h).
+    std::size_t size = layout_of(ev.format_fields()).size;
+    if (size > kMaxPayload)
+      fail(ev.line, fmt::format("event '{}' is {} bytes; a stable record holds at most {}", ev.name, size,
+                                kMaxPayload));
     events_.push_back(std::move(ev));
   }
 
