@@ -16,6 +16,7 @@ int main(int argc, char **argv)
 
 	if (fd < 0)
 		return fprintf(stderr, "usage: %s per_cpu/cpuN/trace_pipe_raw\n", argv[0]), 2;
+	setvbuf(stdout, NULL, _IOLBF, 0); /* live: a line as soon as its record comes */
 	while ((n = read(fd, buf, sizeof buf)) > 0) {
 		const char *p = (const char *)buf, *end = p + n;
 		const struct eventfs_record_header *h;

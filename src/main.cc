@@ -171,8 +171,9 @@ std::string tracefs_root_or_die(const Options& o) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  fuse_args args = FUSE_ARGS_INIT(argc, argv);
-  Options opts;
+  // Static: what they hold stays reachable whichever way the process ends.
+  static fuse_args args = FUSE_ARGS_INIT(argc, argv);
+  static Options opts;
   if (fuse_opt_parse(&args, &opts, kOptionSpec, option_proc) != 0) return 1;
   if (opts.help || opts.version) {
     if (opts.help)
@@ -289,7 +290,9 @@ int main(int argc, char* argv[]) {
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGHUP, SIG_IGN);
   fuse_session_destroy(se);
+  release_open_files();
   fuse_opt_free_args(&args);
+  for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.gid}) std::free(o);
   if (instance) instance->remove();  // triggers, then events, then the instance
   // The loop returns the signal that ended it: a requested shutdown is a clean one.
   bool clean = rc == 0 || rc == SIGTERM || rc == SIGINT || rc == SIGHUP;

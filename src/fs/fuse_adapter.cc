@@ -10,6 +10,8 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "fs/node_tree.h"
@@ -50,6 +52,10 @@ struct stat to_stat(const NodeAttr& a) {
 }
 
 OpenFile* file_of(fuse_file_info* fi) { return reinterpret_cast<OpenFile*>(fi->fh); }
+
+// Open files the kernel has not released: at unmount it may never do so.
+std::mutex open_mu;
+std::unordered_set<OpenFile*> open_files;
 
 void op_init(void*, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
@@ -107,7 +113,16 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       fi->direct_io = 1;  // generated on every read, never cached
     }
     fi->fh = reinterpret_cast<uint64_t>(f.get());
-    if (fuse_reply_open(req, fi) == 0) f.release();  // owned by the kernel's file until RELEASE
+    {
+      std::lock_guard lock(open_mu);
+      open_files.insert(f.get());
+    }
+    if (fuse_reply_open(req, fi) == 0) {
+      f.release();  // the kernel's file owns it until RELEASE
+    } else {
+      std::lock_guard lock(open_mu);
+      open_files.erase(f.get());
+    }
   });
 }
 
@@ -190,6 +205,10 @@ void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  {
+    std::lock_guard lock(open_mu);
+    open_files.erase(file_of(fi));
+  }
   delete file_of(fi);
   fuse_reply_err(req, 0);
 }
@@ -276,6 +295,15 @@ fuse_lowlevel_ops make_ops() {
 }
 
 }  // namespace
+
+void release_open_files() {
+  std::unordered_set<OpenFile*> left;
+  {
+    std::lock_guard lock(open_mu);
+    left.swap(open_files);
+  }
+  for (OpenFile* f : left) delete f;
+}
 
 const fuse_lowlevel_ops& fuse_operations() {
   static const fuse_lowlevel_ops ops = make_ops();
