@@ -89,10 +89,6 @@ std::string Controller::raw_dir(const std::string& system, const std::string& ev
   return "events/" + system + "/" + event;
 }
 
-bool Controller::raw_exists(const std::string& system, const std::string& event) const {
-  return contains(tracefs_.events(system), event);
-}
-
 int Controller::refuse(const std::string& where, int err, const std::string& message, std::string_view command,
                        std::size_t caret) {
   log_.add(where, message, std::string(command), caret);
@@ -157,7 +153,9 @@ int Controller::read_enable(std::size_t index, std::string& out) {
     out = k;
     return 0;
   }
-  out = enable_users_[s.dir].count("stable:" + s.name) ? "1\n" : "0\n";
+  auto users = enable_users_.find(s.dir);
+  bool mine = users != enable_users_.end() && users->second.count("stable:" + s.name);
+  out = mine ? "1\n" : "0\n";
   return 0;
 }
 

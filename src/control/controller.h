@@ -73,7 +73,6 @@ class Controller {
                      bool removing, std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos);
   std::string translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line);
   std::string raw_dir(const std::string& system, const std::string& event) const;
-  bool raw_exists(const std::string& system, const std::string& event) const;
 
   const InstanceFiles& files_;
   const Tracefs& tracefs_;

@@ -105,8 +105,9 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int to_set, fuse_f
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   guarded(req, [&] {
     std::unique_ptr<OpenFile> f;
-    if (int e = tree_of(req).open(ino, fi->flags, f)) return (void)fuse_reply_err(req, e);
-    if (tree_of(req).immutable(ino)) {
+    bool immutable = false;
+    if (int e = tree_of(req).open(ino, fi->flags, f, &immutable)) return (void)fuse_reply_err(req, e);
+    if (immutable) {
       fi->keep_cache = 1;
       fi->noflush = 1;
     } else {

@@ -195,7 +195,7 @@ int NodeTree::readdir(std::uint64_t ino, std::vector<DirEntry>& out) {
   return 0;
 }
 
-int NodeTree::open(std::uint64_t ino, int flags, std::unique_ptr<OpenFile>& out) {
+int NodeTree::open(std::uint64_t ino, int flags, std::unique_ptr<OpenFile>& out, bool* immutable) {
   FileBehaviour* f;
   {
     std::lock_guard lock(mu_);
@@ -204,14 +204,9 @@ int NodeTree::open(std::uint64_t ino, int flags, std::unique_ptr<OpenFile>& out)
     if (n->is_dir()) return EISDIR;
     f = n->file.get();  // files live as long as the tree
   }
+  if (immutable) *immutable = f->immutable();
   // tracefs lets root open read-only files for writing; the write fails.
   return f->open(flags, out);
-}
-
-bool NodeTree::immutable(std::uint64_t ino) {
-  std::lock_guard lock(mu_);
-  Node* n = find(ino);
-  return n && !n->is_dir() && n->file->immutable();
 }
 
 void NodeTree::set_owner(uid_t uid, gid_t gid) {
@@ -220,9 +215,5 @@ void NodeTree::set_owner(uid_t uid, gid_t gid) {
   gid_ = gid;
 }
 
-std::size_t NodeTree::node_count() {
-  std::lock_guard lock(mu_);
-  return nodes_.size();
-}
 
 }  // namespace eventfs

@@ -175,12 +175,11 @@ class NodeTree {
   int lookup(std::uint64_t parent, const std::string& name, NodeAttr& out);
   int getattr(std::uint64_t ino, NodeAttr& out);
   int readdir(std::uint64_t ino, std::vector<DirEntry>& out);
-  int open(std::uint64_t ino, int flags, std::unique_ptr<OpenFile>& out);
+  // `immutable` (if given) says whether the kernel may cache the file.
+  int open(std::uint64_t ino, int flags, std::unique_ptr<OpenFile>& out, bool* immutable = nullptr);
   int opendir(std::uint64_t ino);
-  bool immutable(std::uint64_t ino);
 
   void set_owner(uid_t uid, gid_t gid);
-  std::size_t node_count();
 
  private:
   Node* find(std::uint64_t ino);  // mutex held

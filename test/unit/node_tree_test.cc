@@ -70,9 +70,10 @@ TEST(NodeTree, ControlFilesRegenerateAtOffsetZeroAndPassEachWrite) {
   NodeAttr a;
   ASSERT_EQ(t.lookup(NodeTree::kRootIno, "enable", a), 0);
   EXPECT_EQ(a.size, 0u);  // generated files report 0, as on tracefs
-  EXPECT_FALSE(t.immutable(a.ino));
   std::unique_ptr<OpenFile> f;
-  ASSERT_EQ(t.open(a.ino, O_RDWR, f), 0);
+  bool immutable = true;
+  ASSERT_EQ(t.open(a.ino, O_RDWR, f, &immutable), 0);
+  EXPECT_FALSE(immutable) << "control files are generated afresh, never cached";
   std::string out;
   ASSERT_EQ(f->read(0, 3, out), 0);
   EXPECT_EQ(out, "sta");
