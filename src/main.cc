@@ -224,13 +224,15 @@ int main(int argc, char* argv[]) {
       catalog, [&](const RawEventName& n, std::string& why) { return raw_events.get(n, why); });
   // Control files write to eventfs's own instance, which only a real tracefs has.
   std::unique_ptr<Instance> instance;
+  WantedEvents wanted(resolution.available.size());
   std::unique_ptr<Controller> controller;
   std::unique_ptr<StreamHub> hub;
   if (is_tracefs(root)) {
     std::string msg;
     if (Instance::open(root, opts.instance ? opts.instance : "eventfs", instance, msg) != 0) die(msg);
-    controller = std::make_unique<Controller>(*instance, *tracefs, resolution);
-    hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode);
+    controller = std::make_unique<Controller>(*instance, *tracefs, resolution, &wanted);
+    hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode,
+                                      StreamHub::kQueueBytes, &wanted);
   }
   NodeTree tree;
   tree.set_owner(0, group);

@@ -60,8 +60,9 @@ FilterFieldMap filter_fields_of(const Binding& b) {
   return m;
 }
 
-Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const Resolution& resolution)
-    : files_(files), tracefs_(tracefs) {
+Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const Resolution& resolution,
+                       WantedEvents* wanted)
+    : files_(files), tracefs_(tracefs), wanted_(wanted) {
   for (const auto& b : resolution.available) {
     Stable s;
     s.binding = &b;
@@ -83,6 +84,7 @@ Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const
       break;
     }
   }
+  publish_wanted();
 }
 
 std::string Controller::raw_dir(const std::string& system, const std::string& event) const {
@@ -126,7 +128,11 @@ int Controller::set_enabled(const std::string& dir, const std::string& user, boo
   else
     users.erase(user);
   bool after = !users.empty();
-  if (before == after) return 0;
+  std::string k;
+  // Off for everyone, but on in the kernel: a fired enable_event trigger
+  // leaves its target on when it is removed (as in tracefs). Switch it off.
+  bool left_on = !after && files_.read(dir + "/enable", k) == 0 && k.rfind("1", 0) == 0 && k.find('*') == std::string::npos;
+  if (before == after && !left_on) return 0;
   if (int e = files_.write(dir + "/enable", after ? "1" : "0")) {
     if (had)
       users.insert(user);
@@ -135,6 +141,21 @@ int Controller::set_enabled(const std::string& dir, const std::string& user, boo
     return e;
   }
   return 0;
+}
+
+void Controller::publish_wanted() {
+  if (!wanted_) return;
+  for (std::size_t i = 0; i < stable_.size(); ++i) {
+    const Stable& s = stable_[i];
+    auto users = enable_users_.find(s.dir);
+    bool anyone = users != enable_users_.end() && !users->second.empty();
+    // Its own enable, or nobody's: then the raw records still in the ring
+    // are from when it was on, and a reader opened later still gets them.
+    bool on = s.always_on || !anyone || users->second.count("stable:" + s.name);
+    std::string k;
+    if (!on && files_.read(s.dir + "/enable", k) == 0) on = k.find('*') != std::string::npos;  // armed
+    wanted_->set(i, on);
+  }
 }
 
 // ---- enable
@@ -154,8 +175,11 @@ int Controller::read_enable(std::size_t index, std::string& out) {
     return 0;
   }
   auto users = enable_users_.find(s.dir);
-  bool mine = users != enable_users_.end() && users->second.count("stable:" + s.name);
-  out = mine ? "1\n" : "0\n";
+  bool anyone = users != enable_users_.end() && !users->second.empty();
+  bool mine = anyone && users->second.count("stable:" + s.name);
+  // On in the kernel with nobody's enable: left on by a removed trigger.
+  bool left_on = !anyone && k.rfind("1", 0) == 0;
+  out = mine || left_on ? "1\n" : "0\n";
   return 0;
 }
 
@@ -168,6 +192,7 @@ static bool parse_bool(std::string_view data, bool& on) {
 
 int Controller::write_enable(std::size_t index, std::string_view data) {
   std::lock_guard lock(mu_);
+  PublishOnExit publish{*this};
   const Stable& s = stable_.at(index);
   std::string where = s.name + "/enable";
   int err;
@@ -187,6 +212,7 @@ int Controller::write_enable(std::size_t index, std::string_view data) {
 
 int Controller::write_raw_enable(const std::string& system, const std::string& event, std::string_view data) {
   std::lock_guard lock(mu_);
+  PublishOnExit publish{*this};
   std::string where = fmt::format("raw/{}/{}/enable", system, event);
   int err;
   if (!check_size(where, data, err)) return err;
@@ -304,6 +330,7 @@ int Controller::apply_triggers(const std::string& where,
 
 int Controller::write_trigger(std::size_t index, std::string_view data) {
   std::lock_guard lock(mu_);
+  PublishOnExit publish{*this};
   const Stable& s = stable_.at(index);
   std::string where = s.name + "/trigger";
   int err;
@@ -360,6 +387,7 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
 
 int Controller::write_raw_trigger(const std::string& system, const std::string& event, std::string_view data) {
   std::lock_guard lock(mu_);
+  PublishOnExit publish{*this};
   std::string where = fmt::format("raw/{}/{}/trigger", system, event);
   int err;
   if (!check_size(where, data, err)) return err;

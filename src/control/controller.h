@@ -15,6 +15,7 @@
 #include "control/filter.h"
 #include "control/trigger.h"
 #include "projection/binding.h"
+#include "projection/wanted_events.h"
 #include "tracefs/instance.h"
 #include "tracefs/tracefs.h"
 
@@ -24,7 +25,10 @@ class Controller {
  public:
   // `files` is eventfs's instance; `tracefs` lists the kernel's raw events;
   // `resolution` the stable events. All must outlive the controller.
-  Controller(const InstanceFiles& files, const Tracefs& tracefs, const Resolution& resolution);
+  // `wanted` (optional, sized like resolution.available) is kept up to date
+  // with which stable events are enabled or armed.
+  Controller(const InstanceFiles& files, const Tracefs& tracefs, const Resolution& resolution,
+             WantedEvents* wanted = nullptr);
 
   // Stable event `index` (into resolution.available).
   int read_enable(std::size_t index, std::string& out);
@@ -66,6 +70,12 @@ class Controller {
                      const TranslatedFilter* filter, std::size_t filter_pos);
   bool check_size(const std::string& where, std::string_view data, int& err);
   int set_enabled(const std::string& dir, const std::string& user, bool on);
+  // Recomputes `wanted_` from the users and the kernel's soft-mode marks.
+  void publish_wanted();
+  struct PublishOnExit {
+    Controller& c;
+    ~PublishOnExit() { c.publish_wanted(); }
+  };
   int replace_filter(const std::string& dir, const std::string& raw);
   int check_command(const std::string& where, const TriggerCommand& t, std::string_view text);
   std::string with_available(const std::string& message) const;
@@ -76,6 +86,7 @@ class Controller {
 
   const InstanceFiles& files_;
   const Tracefs& tracefs_;
+  WantedEvents* wanted_;
   std::vector<Stable> stable_;
   std::vector<std::string> available_;
   std::mutex mu_;

@@ -226,6 +226,9 @@ class ProjectionTable {
   // The largest payload of any projection (to size output buffers).
   std::uint32_t max_payload_size() const { return max_payload_; }
   const std::vector<Projection>& projections() const { return all_; }
+  // Position of `p` among projections() (the binding's index when the table
+  // was built from a vector of bindings).
+  std::size_t index_of(const Projection& p) const { return static_cast<std::size_t>(&p - all_.data()); }
 
   static constexpr int kMaxDenseId = 1 << 16;
 

@@ -44,13 +44,18 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
     std::size_t got = parser_.walk(sink, from_, max - n);
     n += got;
     stats_.entries += got;
-    if (n >= max) return 0;
+    if (n >= max) return static_cast<int>(n);
+    // The writer may still be appending to our sub-buffer: what it committed
+    // since is visible in the mapping without asking the kernel.
+    if (!parser_.load(page, subbuf_size_)) return -EIO;
+    if (parser_.data_size() > from_) continue;
     if (int rc = get_reader_(ctx_); rc < 0) return rc;
+    ++stats_.swaps;
     std::uint32_t id = load(meta_->reader.id);
     if (id == cur_) {
       // The ring is empty, or the writer is still on our sub-buffer.
       if (!parser_.load(page, subbuf_size_)) return -EIO;
-      if (parser_.data_size() <= from_) return 0;
+      if (parser_.data_size() <= from_) return static_cast<int>(n);
       continue;
     }
     cur_ = id;

@@ -94,10 +94,10 @@ class ReadRing final : public CpuRing {
         ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size() - SubbufParser::kSlack);
         if (r < 0) {
           if (errno == EINTR) continue;
-          if (errno == EAGAIN) return 0;
+          if (errno == EAGAIN) return static_cast<int>(n);
           return -errno;
         }
-        if (r == 0) return 0;
+        if (r == 0) return static_cast<int>(n);
         if (!parser_.load(buf_.data(), static_cast<std::size_t>(r))) return -EIO;
         loaded_ = true;
         from_ = 0;
@@ -111,7 +111,7 @@ class ReadRing final : public CpuRing {
       n += got;
       stats_.entries += got;
     }
-    return 0;
+    return static_cast<int>(n);
   }
   int poll_fd() const override { return fd_.get(); }
   const char* mode() const override { return "read"; }

@@ -49,14 +49,15 @@ struct RingStats {
   std::uint64_t unknown_lost = 0;    // sub-buffers marked "lost, count not stored"
   std::uint64_t overrun = 0;         // kernel overrun counter growth since open (mmap only)
   std::uint64_t subbufs = 0;         // sub-buffers started
+  std::uint64_t swaps = 0;           // TRACE_MMAP_IOCTL_GET_READER calls (mmap only)
 };
 
 class CpuRing {
  public:
   virtual ~CpuRing() = default;
   // Delivers at most max_records records (lost reports do not count) and
-  // returns 0 when it has delivered max_records or nothing more is available
-  // now, or -errno. Never blocks.
+  // returns how many it delivered: max_records when there may be more,
+  // fewer when nothing more is available now; or -errno. Never blocks.
   virtual int drain(RingSink& sink, std::size_t max_records) = 0;
   // A descriptor to poll(POLLIN) on for data. Note the kernel wakes a poller
   // on trace_pipe_raw only once the ring is buffer_percent full (the

@@ -18,6 +18,7 @@ class StreamHub::CpuSink final : public RingSink {
   CpuSink(StreamHub& hub, int cpu) : hub_(hub), cpu_(cpu), scratch_(EVENTFS_RECORD_MAX_SIZE) {}
   void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
     for (const Projection* p = hub_.table_.find_record(raw, len); p; p = hub_.table_.next_same_raw(*p)) {
+      if (hub_.wanted_ && !hub_.wanted_->wanted(hub_.table_.index_of(*p))) continue;
       write_record(*p, ts, raw, len, scratch_.data());
       hub_.queues_[static_cast<std::size_t>(cpu_)].push(p->pid(raw, len), scratch_.data());
       ++added;
@@ -60,8 +61,8 @@ class StreamHub::CpuChannel final : public StreamChannel {
 };
 
 StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& resolution, ReaderMode mode,
-                     std::size_t queue_bytes)
-    : instance_path_(std::move(instance_path)), mode_(mode), table_(resolution.available) {
+                     std::size_t queue_bytes, const WantedEvents* wanted)
+    : instance_path_(std::move(instance_path)), mode_(mode), wanted_(wanted), table_(resolution.available) {
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
   for (int i = 0; i < cpus; ++i) queues_.emplace_back(queue_bytes);
   ring_stats_.resize(static_cast<std::size_t>(cpus));
@@ -128,6 +129,7 @@ void accumulate(RingStats& acc, const RingStats& s) {
   acc.unknown_lost += s.unknown_lost;
   acc.overrun += s.overrun;
   acc.subbufs += s.subbufs;
+  acc.swaps += s.swaps;
 }
 }  // namespace
 
@@ -166,20 +168,22 @@ void StreamHub::run() {
       continue;
     }
     std::size_t added = 0;
+    bool more = false;
     {
       std::lock_guard lock(mu_);
       for (std::size_t i = 0; i < rings_.size(); ++i) {
         sinks[i].added = 0;
-        rings_[i]->drain(sinks[i], 4096);
+        if (rings_[i]->drain(sinks[i], kDrainBatch) == static_cast<int>(kDrainBatch)) more = true;
         added += sinks[i].added;
       }
     }
     if (added) for (auto& l : listeners_) l();
-    if (added >= kBusyRecords) continue;  // a storm: keep draining
-    // Little or nothing new: wait for data, a reader coming or going, or a
-    // stop. The kernel wakes a ring's poller only once it is buffer_percent
-    // full, so look again after a short while anyway: records then come in
-    // batches, at most kPollMs late, instead of one wakeup per record.
+    if (more) continue;  // a ring had more than a batch: go round again
+    // Every ring is drained: wait for data, a reader coming or going, or a
+    // stop. The kernel wakes a ring's poller once it is buffer_percent full
+    // (half, by default); look again after kPollMs anyway, so a trickle of
+    // records comes in batches at most that late. Not draining at the
+    // writer's heels lets the kernel fill whole sub-buffers: one swap each.
     std::vector<pollfd> fds;
     fds.push_back({wake_fd_, POLLIN, 0});
     for (const auto& r : rings_) fds.push_back({r->poll_fd(), POLLIN, 0});
@@ -262,8 +266,11 @@ std::string StreamHub::stats_text(int cpu) {
       "lost reports without count: {}\n"
       "overrun: {}\n"
       "dropped by eventfs: {}\n"
+      "sub-buffers: {}\n"
+      "reader swaps: {}\n"
       "reader: {}\n",
-      q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(), ring_modes_[i]);
+      q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(), s.subbufs,
+      s.swaps, ring_modes_[i]);
 }
 
 }  // namespace eventfs

@@ -21,6 +21,7 @@
 #include "projection/binding.h"
 #include "projection/projection.h"
 #include "projection/text_render.h"
+#include "projection/wanted_events.h"
 #include "ring/ring.h"
 #include "stream/record_queue.h"
 
@@ -29,13 +30,15 @@ namespace eventfs {
 class StreamHub {
  public:
   static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU
-  static constexpr std::size_t kBusyRecords = 256;      // a drain this big: drain again at once
+  static constexpr std::size_t kDrainBatch = 4096;     // records taken from one ring in a turn
   static constexpr int kPollMs = 20;                    // otherwise look again this often
 
   // `instance_path`: the tracefs instance whose rings are read; `cpus`: how
   // many; `resolution` must outlive the hub.
+  // `wanted` (optional; all are wanted without it) says which stable events
+  // the streams carry; it must outlive the hub.
   StreamHub(std::string instance_path, int cpus, const Resolution& resolution, ReaderMode mode,
-            std::size_t queue_bytes = kQueueBytes);
+            std::size_t queue_bytes = kQueueBytes, const WantedEvents* wanted = nullptr);
   ~StreamHub();
 
   int cpus() const { return static_cast<int>(queues_.size()); }
@@ -64,6 +67,7 @@ class StreamHub {
 
   const std::string instance_path_;
   const ReaderMode mode_;
+  const WantedEvents* wanted_;
   ProjectionTable table_;
   std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
 

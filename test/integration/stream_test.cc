@@ -1008,6 +1008,92 @@ INSTANTIATE_TEST_SUITE_P(Streams, StreamQueueOverflow, ::testing::Values(Via::Te
 
 // ---------------------------------------------------------------------------
 // Once known daemon bugs, fixed: kept as regression tests.
+// ---------------------------------------------------------------------------
+// 6. A stream carries a stable event only while its own enable reads 1 (or
+//    a trigger holds it armed): not because its raw event is enabled for
+//    someone else -- raw/ or another stable event over the same raw event.
+
+class StreamWanted : public StreamTest {};
+
+TEST_F(StreamWanted, OnlyStableEventsWhoseEnableIsSetOrArmedAreStreamed) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string catalog = dir / "two-over-one.catalog";
+  ASSERT_TRUE(write_text_file(catalog, slurp(std::string(kSourceDir) + "/src/catalog/default.catalog") +
+                                           "\nSTABLE_EVENT(switch_next, sched:sched_switch, id=1001,\n"
+                                           "\t__field(pid_t, next_pid) = next_pid\n)\n"));
+  MountedEventfs m(std::vector<std::string>{"-o", "catalog=" + catalog});
+  ASSERT_TRUE(m.Start());
+  Collector col({m / "trace_pipe"}, false);
+  ASSERT_TRUE(col.Start());
+  auto count = [&](const std::string& event) {
+    std::size_t n = 0;
+    for (const auto& l : col.Lines())
+      if (l.find(": " + event + ": ") != std::string::npos) ++n;
+    return n;
+  };
+  // sched_wakeup, on throughout, shows when the switches of a ping-pong
+  // have been through the stream.
+  ASSERT_TRUE(Writes(m / "sched_wakeup/enable", "1", m / "error_log"));
+  auto settle = [&] {
+    std::size_t before = count("sched_wakeup");
+    ping_pong(50);
+    EXPECT_TRUE(col.WaitFor([&] { return count("sched_wakeup") >= before + 50; }, 5s))
+        << "the ping-pong's wakeups did not come through";
+    std::this_thread::sleep_for(100ms);
+  };
+
+  // The raw event on through raw/: neither stable event's enable reads 1.
+  ASSERT_TRUE(Writes(m / "raw/sched/sched_switch/enable", "1", m / "error_log"));
+  EXPECT_EQ(slurp(m / "sched_switch/enable"), "0\n");
+  EXPECT_EQ(slurp(m / "switch_next/enable"), "0\n");
+  settle();
+  EXPECT_EQ(count("sched_switch"), 0u) << "sched_switch streamed while its enable reads 0";
+  EXPECT_EQ(count("switch_next"), 0u) << "switch_next streamed while its enable reads 0";
+
+  // One of the two on: only that one.
+  ASSERT_TRUE(Writes(m / "switch_next/enable", "1", m / "error_log"));
+  settle();
+  EXPECT_GT(count("switch_next"), 0u);
+  EXPECT_EQ(count("sched_switch"), 0u) << "sched_switch streamed because switch_next shares its raw event";
+
+  // Off again: nothing more of switch_next.
+  ASSERT_TRUE(Writes(m / "switch_next/enable", "0", m / "error_log"));
+  settle();
+  std::size_t next_before = count("switch_next");
+  settle();
+  EXPECT_EQ(count("switch_next"), next_before) << "switch_next streamed after it was disabled";
+
+  // Off at the stable level, sched_switch armed by a trigger on
+  // sched_wakeup: once the trigger fires, sched_switch (reading 1*) streams.
+  // The kernel arms the raw event, so switch_next reads 1* as well, and the
+  // streams follow what the enable files say.
+  ASSERT_TRUE(Writes(m / "raw/sched/sched_switch/enable", "0", m / "error_log"));
+  ASSERT_TRUE(Writes(m / "sched_wakeup/trigger", "enable_event:sched_switch", m / "error_log"));
+  EXPECT_NE(slurp(m / "sched_switch/enable").find('*'), std::string::npos);
+  EXPECT_NE(slurp(m / "switch_next/enable").find('*'), std::string::npos);
+  settle();
+  EXPECT_GT(count("sched_switch"), 0u) << "the armed sched_switch did not stream; enable reads "
+                                       << slurp(m / "sched_switch/enable");
+  EXPECT_GT(count("switch_next"), next_before) << "switch_next reads " << slurp(m / "switch_next/enable");
+
+  // The trigger gone, the kernel leaves its fired target on (as tracefs
+  // shows it): it reads 1 and streams until it is switched off.
+  EXPECT_TRUE(Writes(m / "sched_wakeup/trigger", "!enable_event:sched_switch", m / "error_log"));
+  EXPECT_EQ(slurp(m / "sched_switch/enable"), "1\n");
+  EXPECT_EQ(slurp(instance_dir(m.instance()) + "/events/sched/sched_switch/enable"), "1\n");
+  ASSERT_TRUE(Writes(m / "sched_switch/enable", "0", m / "error_log"));
+  EXPECT_EQ(slurp(m / "sched_switch/enable"), "0\n");
+  EXPECT_EQ(slurp(instance_dir(m.instance()) + "/events/sched/sched_switch/enable"), "0\n");
+  settle();
+  std::size_t switch_before = count("sched_switch");
+  next_before = count("switch_next");
+  settle();
+  EXPECT_EQ(count("sched_switch"), switch_before);
+  EXPECT_EQ(count("switch_next"), next_before);
+  EXPECT_TRUE(col.Problems().empty()) << col.Problems()[0];
+}
+
 class StreamKnownBug : public StreamTest {};
 class StreamSmallReads : public StreamTest {};
 

@@ -72,6 +72,38 @@ TEST_F(ControllerTest, EnableShowsTheKernelsSoftModeWhenATriggerArmsIt) {
   EXPECT_EQ(read(&Controller::read_enable, "sched_wakeup"), "0*\n");
 }
 
+// The streams carry what the enable files say: a stable event is wanted
+// when its own enable is set or a trigger arms it, not when its raw event is
+// on for another stable event or through raw/. With its raw event off
+// altogether it stays wanted (the ring holds only records from when it was on).
+TEST_F(ControllerTest, WantedEventsFollowTheEnableFiles) {
+  WantedEvents wanted(fx.resolution.available.size());
+  Controller c(fake, *fx.tracefs, fx.resolution, &wanted);
+  std::size_t a = index("sched_switch"), b = index("task_switch"), w = index("sched_wakeup");
+  EXPECT_TRUE(wanted.wanted(a)) << "nothing records sched_switch";
+  ASSERT_EQ(c.write_raw_enable("sched", "sched_switch", "1"), 0);
+  EXPECT_FALSE(wanted.wanted(a)) << "raw/ enable made a stable event wanted";
+  EXPECT_FALSE(wanted.wanted(b));
+  ASSERT_EQ(c.write_enable(b, "1"), 0);
+  EXPECT_TRUE(wanted.wanted(b));
+  EXPECT_FALSE(wanted.wanted(a)) << "task_switch's enable made sched_switch wanted";
+  EXPECT_EQ(c.write_enable(b, "2"), EINVAL);
+  EXPECT_TRUE(wanted.wanted(b)) << "a refused write changed it";
+  ASSERT_EQ(c.write_enable(b, "0"), 0);
+  EXPECT_FALSE(wanted.wanted(b)) << "raw/ still records sched_switch";
+  ASSERT_EQ(c.write_raw_enable("sched", "sched_switch", "0"), 0);
+  EXPECT_TRUE(wanted.wanted(a));
+  EXPECT_TRUE(wanted.wanted(b));
+
+  ASSERT_EQ(c.write_raw_enable("sched", "sched_wakeup", "1"), 0);
+  EXPECT_FALSE(wanted.wanted(w));
+  ASSERT_EQ(c.write_trigger(a, "enable_event:sched_wakeup"), 0);
+  EXPECT_TRUE(wanted.wanted(w)) << "armed by a trigger (enable reads 1*)";
+  ASSERT_EQ(c.write_trigger(a, "!enable_event:sched_wakeup"), 0);
+  EXPECT_FALSE(wanted.wanted(w));
+  ASSERT_EQ(c.write_raw_enable("sched", "sched_wakeup", "0"), 0);
+}
+
 TEST_F(ControllerTest, FiltersAreRenamedBothWays) {
   ASSERT_EQ(ctl.write_filter(index("task_switch"), "from == 1 && to != 2\n"), 0);
   EXPECT_EQ(fake.filter(kSwitch), "prev_pid == 1 && next_pid != 2");

