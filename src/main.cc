@@ -233,6 +233,8 @@ int main(int argc, char* argv[]) {
     controller = std::make_unique<Controller>(*instance, *tracefs, resolution, &wanted);
     hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode,
                                       StreamHub::kQueueBytes, &wanted);
+    // After daemonizing stderr is gone: error_log says why the streams fail.
+    hub->on_ring_error([log = &controller->error_log()](const std::string& why) { log->add("trace_pipe", why, "", 0); });
   }
   NodeTree tree;
   tree.set_owner(0, group);

@@ -49,7 +49,9 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
     std::lock_guard lock(mu_);
     bool have = take_locked(o, count, out);
     if (!have && !ended_) {
-      if (nonblock) {
+      if (int e = channel_->error()) {
+        c->done(e, {});
+      } else if (nonblock) {
         c->done(EAGAIN, {});
       } else if (c->interrupted()) {
         c->done(EINTR, {});
@@ -63,20 +65,26 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
 }
 
 void StreamFile::data_ready() {
-  std::vector<std::pair<std::unique_ptr<ReadCompletion>, std::string>> answers;
+  struct Answer {
+    std::unique_ptr<ReadCompletion> completion;
+    int err;
+    std::string data;
+  };
+  std::vector<Answer> answers;
   std::vector<std::unique_ptr<PollNotifier>> pollers;
   {
     std::lock_guard lock(mu_);
     while (!waiters_.empty()) {
       Waiter& w = waiters_.front();
       std::string out;
-      if (!take_locked(*w.open, w.count, out)) break;
-      answers.emplace_back(std::move(w.completion), std::move(out));
+      int err = 0;
+      if (!take_locked(*w.open, w.count, out) && (err = channel_->error()) == 0) break;
+      answers.push_back({std::move(w.completion), err, std::move(out)});
       waiters_.pop_front();
     }
     pollers.swap(pollers_);
   }
-  for (auto& [c, data] : answers) c->done(0, data);
+  for (auto& a : answers) a.completion->done(a.err, a.data);
   for (auto& p : pollers) p->notify();
 }
 
@@ -114,6 +122,7 @@ unsigned StreamFile::poll(Open& o, std::unique_ptr<PollNotifier> n) {
     if (channel_->take(1, more)) o.pending = std::move(more);
   }
   if (!o.pending.empty()) return POLLIN;
+  if (channel_->error()) return POLLERR;
   if (n) pollers_.push_back(std::move(n));
   return 0;
 }

@@ -21,6 +21,10 @@ class StreamChannel {
   // at least one unit when any is available even if it is larger. False if
   // there is nothing to read now. Consuming.
   virtual bool take(std::size_t max, std::string& out) = 0;
+  // An errno while the source cannot deliver at all (the kernel's rings
+  // cannot be read), else 0: a read with nothing to take gets it instead of
+  // waiting, a poll POLLERR. The source calls data_ready() when it changes.
+  virtual int error() { return 0; }
   // Readers come and go; the source reads the kernel only while there are some.
   virtual void reader_opened() {}
   virtual void reader_closed() {}
@@ -36,8 +40,8 @@ class StreamFile final : public FileBehaviour, public std::enable_shared_from_th
   }
   int open(int flags, std::unique_ptr<OpenFile>& out) override;
 
-  // New data may be there: answer waiting readers and wake pollers. Called
-  // by the producer, with none of its locks held.
+  // New data (or an error) may be there: answer waiting readers and wake
+  // pollers. Called by the producer, with none of its locks held.
   void data_ready();
   // The mount is going away: every waiting and later read gets end of file.
   void end();

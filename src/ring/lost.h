@@ -27,8 +27,12 @@ namespace eventfs {
 
 class LostAccounting {
  public:
-  // `overrun` is the counter when the reader opened.
-  void open(std::uint64_t overrun) { base_ = prev_ = overrun; }
+  // `overrun`: the counter when the losses that follow were not yet reported
+  // (when the reader opened, or when an earlier reader of the ring stopped).
+  void open(std::uint64_t overrun) {
+    base_ = prev_ = overrun;
+    accounted_ = 0;
+  }
 
   // One new sub-buffer with time stamp `ts` and lost mark `mark` (0 none,
   // n, -1 no count). `overrun`: the counter now, or nullptr if not sampled.
@@ -36,12 +40,12 @@ class LostAccounting {
   void subbuf(RingSink& sink, RingStats& stats, std::uint64_t ts, std::int64_t mark,
               const std::uint64_t* overrun, bool every_swap);
 
-  std::uint64_t growth(std::uint64_t overrun_now) const { return overrun_now - base_; }
+  std::uint64_t growth(std::uint64_t overrun_now) const { return overrun_now > base_ ? overrun_now - base_ : 0; }
 
  private:
   void report(RingSink& sink, RingStats& stats, std::uint64_t ts, std::uint64_t count, bool unknown);
   std::uint64_t unaccounted(std::uint64_t overrun) const {
-    std::uint64_t g = overrun - base_;
+    std::uint64_t g = growth(overrun);
     return g > accounted_ ? g - accounted_ : 0;
   }
   std::uint64_t base_ = 0;       // counter at open

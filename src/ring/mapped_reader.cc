@@ -29,7 +29,7 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
     cur_ = load(meta_->reader.id);
     from_ = load(meta_->reader.read);
     fresh_ = from_ == 0;
-    lost_.open(load(meta_->overrun));
+    lost_.open(has_base_ ? base_ : load(meta_->overrun));
   }
   std::size_t n = 0;
   for (;;) {
@@ -67,6 +67,7 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
 RingStats MappedReader::stats() const {
   RingStats s = stats_;
   s.overrun = started_ ? lost_.growth(load(meta_->overrun)) : 0;
+  s.overrun_counter = load(meta_->overrun);
   return s;
 }
 

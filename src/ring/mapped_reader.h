@@ -38,6 +38,11 @@ class MappedReader {
                GetReaderFn get_reader, void* ctx);
 
   int drain(RingSink& sink, std::size_t max_records);
+  // See CpuRing::count_losses_from (by default: the counter at the first drain).
+  void count_losses_from(std::uint64_t overrun) {
+    base_ = overrun;
+    has_base_ = true;
+  }
   RingStats stats() const;
   std::uint32_t subbuf_size() const { return subbuf_size_; }
 
@@ -50,6 +55,8 @@ class MappedReader {
   std::uint32_t subbuf_size_, nr_subbufs_;
 
   bool started_ = false;
+  bool has_base_ = false;
+  std::uint64_t base_ = 0;
   bool fresh_ = false;      // the current sub-buffer's lost mark is not accounted yet
   std::uint32_t cur_ = 0;   // reader sub-buffer id
   std::uint32_t from_ = 0;  // data bytes of it we have delivered

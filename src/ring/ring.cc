@@ -114,11 +114,15 @@ class ReadRing final : public CpuRing {
     return static_cast<int>(n);
   }
   int poll_fd() const override { return fd_.get(); }
+  void count_losses_from(std::uint64_t overrun) override { lost_.open(overrun); }
   const char* mode() const override { return "read"; }
   RingStats stats() const override {
     RingStats s = stats_;
     std::uint64_t o = 0;
-    if (has_overrun_ && read_overrun(stats_path_, o)) s.overrun = lost_.growth(o);
+    if (has_overrun_ && read_overrun(stats_path_, o)) {
+      s.overrun = lost_.growth(o);
+      s.overrun_counter = o;
+    }
     return s;
   }
   int cpu() const override { return cpu_; }
@@ -191,6 +195,7 @@ class MmapRing final : public CpuRing {
 
   int drain(RingSink& sink, std::size_t max) override { return reader_.drain(sink, max); }
   int poll_fd() const override { return fd_.get(); }
+  void count_losses_from(std::uint64_t overrun) override { reader_.count_losses_from(overrun); }
   const char* mode() const override { return "mmap"; }
   RingStats stats() const override { return reader_.stats(); }
   int cpu() const override { return cpu_; }

@@ -47,7 +47,8 @@ struct RingStats {
   std::uint64_t lost = 0;            // sum of the lost counts delivered
   std::uint64_t lost_reports = 0;    // lost() calls
   std::uint64_t unknown_lost = 0;    // sub-buffers marked "lost, count not stored"
-  std::uint64_t overrun = 0;         // kernel overrun counter growth since open (mmap only)
+  std::uint64_t overrun = 0;         // kernel overrun counter growth since the loss baseline
+  std::uint64_t overrun_counter = 0; // the kernel's overrun counter when last seen (0 if unknown)
   std::uint64_t subbufs = 0;         // sub-buffers started
   std::uint64_t swaps = 0;           // TRACE_MMAP_IOCTL_GET_READER calls (mmap only)
 };
@@ -63,6 +64,11 @@ class CpuRing {
   // on trace_pipe_raw only once the ring is buffer_percent full (the
   // instance's buffer_percent file; 0 means any data).
   virtual int poll_fd() const = 0;
+  // Losses are counted from when the kernel's overrun counter read
+  // `overrun` (by default: its value when the ring was opened), so what the
+  // kernel overwrote while nobody read is reported, with its count, at the
+  // first sub-buffer read. Call before the first drain.
+  virtual void count_losses_from(std::uint64_t overrun) = 0;
   virtual const char* mode() const = 0;  // "mmap" or "read"
   virtual RingStats stats() const = 0;
   virtual int cpu() const = 0;

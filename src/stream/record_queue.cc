@@ -11,9 +11,18 @@ void RecordQueue::push(std::int32_t pid, const std::uint8_t* rec) {
   std::memcpy(&h, rec, sizeof h);
   std::size_t need = kPrefix + h.size;
   while (!empty() && bytes() + need > max_bytes_) {  // the reader is behind: drop the oldest
+    eventfs_record_header old;
+    std::memcpy(&old, front(), sizeof old);
+    if (old.id == EVENTFS_ID_LOST) {  // keep the kernel's count: it goes into the next report
+      eventfs_lost l;
+      std::memcpy(&l, front() + sizeof old, sizeof l);
+      unreported_.count += l.count;
+      unreported_.unknown |= (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) != 0;
+    } else {
+      ++unreported_.count;
+      ++dropped_total_;
+    }
     pop();
-    ++unreported_;
-    ++dropped_total_;
   }
   if (tail_ + need > buf_.size()) {
     if (head_ > 0) {  // slide the live part to the front

@@ -25,12 +25,19 @@ class RecordQueue {
   std::uint64_t front_ts() const;
   void pop();
 
-  // Records dropped because the queue was full and not yet reported.
-  std::uint64_t take_dropped() {
-    std::uint64_t d = unreported_;
-    unreported_ = 0;
+  // Events dropped because the queue was full, not yet reported: the
+  // records, plus the counts of the kernel's lost-events records among them
+  // (`unknown` if one of those had no exact count).
+  struct Dropped {
+    std::uint64_t count = 0;
+    bool unknown = false;
+  };
+  Dropped take_dropped() {
+    Dropped d = unreported_;
+    unreported_ = {};
     return d;
   }
+  // Records (not lost-events records) dropped so far.
   std::uint64_t dropped_total() const { return dropped_total_; }
   std::uint64_t count() const { return count_; }
   std::size_t bytes() const { return tail_ - head_; }
@@ -40,7 +47,8 @@ class RecordQueue {
   std::vector<std::uint8_t> buf_;
   std::size_t head_ = 0, tail_ = 0;
   std::size_t max_bytes_;
-  std::uint64_t count_ = 0, unreported_ = 0, dropped_total_ = 0;
+  std::uint64_t count_ = 0, dropped_total_ = 0;
+  Dropped unreported_;
 };
 
 }  // namespace eventfs

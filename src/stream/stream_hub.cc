@@ -4,6 +4,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -41,6 +43,7 @@ class StreamHub::TextChannel final : public StreamChannel {
  public:
   explicit TextChannel(StreamHub& h) : hub_(h) {}
   bool take(std::size_t max, std::string& out) override { return hub_.take_text(max, out); }
+  int error() override { return hub_.ring_errno_.load(); }
   void reader_opened() override { hub_.reader_count(+1); }
   void reader_closed() override { hub_.reader_count(-1); }
 
@@ -52,6 +55,7 @@ class StreamHub::CpuChannel final : public StreamChannel {
  public:
   CpuChannel(StreamHub& h, int cpu) : hub_(h), cpu_(cpu) {}
   bool take(std::size_t max, std::string& out) override { return hub_.take_cpu(cpu_, max, out); }
+  int error() override { return hub_.ring_errno_.load(); }
   void reader_opened() override { hub_.reader_count(+1); }
   void reader_closed() override { hub_.reader_count(-1); }
 
@@ -66,6 +70,7 @@ StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& reso
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
   for (int i = 0; i < cpus; ++i) queues_.emplace_back(queue_bytes);
   ring_stats_.resize(static_cast<std::size_t>(cpus));
+  overrun_seen_.resize(static_cast<std::size_t>(cpus), 0);
   ring_modes_.resize(static_cast<std::size_t>(cpus), "closed");
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
@@ -80,6 +85,8 @@ std::shared_ptr<StreamChannel> StreamHub::text_channel() { return std::make_shar
 std::shared_ptr<StreamChannel> StreamHub::cpu_channel(int cpu) { return std::make_shared<CpuChannel>(*this, cpu); }
 
 void StreamHub::on_data(std::function<void()> listener) { listeners_.push_back(std::move(listener)); }
+
+void StreamHub::on_ring_error(std::function<void(const std::string&)> report) { report_error_ = std::move(report); }
 
 void StreamHub::start() {
   if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
@@ -113,6 +120,7 @@ bool StreamHub::open_rings(std::string& error) {
   for (int cpu = 0; cpu < cpus(); ++cpu) {
     auto r = open_cpu_ring(instance_path_, cpu, mode_, error);
     if (!r) return false;
+    r->count_losses_from(overrun_seen_[static_cast<std::size_t>(cpu)]);
     rings.push_back(std::move(r));
   }
   std::lock_guard lock(mu_);  // stats_text() looks at the rings too
@@ -136,7 +144,11 @@ void accumulate(RingStats& acc, const RingStats& s) {
 void StreamHub::close_rings() {
   std::lock_guard lock(mu_);
   for (std::size_t i = 0; i < rings_.size(); ++i) {
-    accumulate(ring_stats_[i], rings_[i]->stats());  // the counts outlive the ring
+    RingStats s = rings_[i]->stats();
+    accumulate(ring_stats_[i], s);  // the counts outlive the ring
+    // Up to where this reader reported; a loss after its last sub-buffer is
+    // reported by the next one. (A counter below that was reset: follow it.)
+    overrun_seen_[i] = std::min(overrun_seen_[i] + s.lost, s.overrun_counter);
     ring_modes_[i] = "closed";
   }
   rings_.clear();
@@ -148,6 +160,7 @@ void StreamHub::run() {
   for (;;) {
     {
       std::unique_lock lock(state_mu_);
+      if (readers_ == 0) ring_errno_.store(0);  // the next reader tries afresh
       if (readers_ == 0 && !rings_.empty()) {
         lock.unlock();
         close_rings();  // nobody reads: leave the kernel's ring alone
@@ -158,14 +171,28 @@ void StreamHub::run() {
     }
     std::string error;
     if (!open_rings(error)) {
+      bool news;
       {
         std::lock_guard lock(mu_);
-        if (ring_error_ != error) std::fprintf(stderr, "eventfs: cannot read the ring buffer: %s\n", error.c_str());
+        news = ring_error_ != error;
         ring_error_ = error;
       }
+      if (news) {
+        std::string line = "cannot read the ring buffer: " + error;
+        std::fprintf(stderr, "eventfs: %s\n", line.c_str());
+        if (report_error_) report_error_(line);
+      }
+      // Readers waiting get the error now, later ones at once; retried
+      // every second while someone reads.
+      if (ring_errno_.exchange(EIO) != EIO)
+        for (auto& l : listeners_) l();
       std::unique_lock lock(state_mu_);
-      state_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+      state_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || readers_ == 0; });
       continue;
+    }
+    if (ring_errno_.exchange(0) != 0) {
+      std::lock_guard lock(mu_);
+      ring_error_.clear();
     }
     std::size_t added = 0;
     bool more = false;
@@ -203,8 +230,8 @@ bool StreamHub::take_cpu(int cpu, std::size_t max, std::string& out) {
   std::lock_guard lock(mu_);
   RecordQueue& q = queues_.at(static_cast<std::size_t>(cpu));
   std::size_t start = out.size();
-  if (std::uint64_t dropped = q.take_dropped())
-    lost_record(cpu, q.empty() ? 0 : q.front_ts(), dropped, false, out);
+  if (RecordQueue::Dropped d = q.take_dropped(); d.count || d.unknown)
+    lost_record(cpu, q.empty() ? 0 : q.front_ts(), d.count, d.unknown, out);
   while (!q.empty()) {
     std::uint32_t n = q.front_size();
     if (out.size() > start && out.size() - start + n > max) break;
@@ -213,6 +240,14 @@ bool StreamHub::take_cpu(int cpu, std::size_t max, std::string& out) {
   }
   return out.size() > start;
 }
+
+namespace {
+// The text stream's mark of a gap, in trace_pipe's words.
+std::string lost_line(std::size_t cpu, std::uint64_t count, bool unknown) {
+  if (unknown) return fmt::format("CPU:{} [LOST EVENTS]\n", cpu);
+  return fmt::format("CPU:{} [LOST {} EVENTS]\n", cpu, count);
+}
+}  // namespace
 
 bool StreamHub::take_text(std::size_t max, std::string& out) {
   std::lock_guard lock(mu_);
@@ -223,8 +258,8 @@ bool StreamHub::take_text(std::size_t max, std::string& out) {
     std::uint64_t best_ts = 0;
     for (std::size_t c = 0; c < queues_.size(); ++c) {
       RecordQueue& q = queues_[c];
-      if (std::uint64_t dropped = q.take_dropped()) {
-        out += fmt::format("CPU:{} [LOST {} EVENTS]\n", c, dropped);
+      if (RecordQueue::Dropped d = q.take_dropped(); d.count || d.unknown) {
+        out += lost_line(c, d.count, d.unknown);
         continue;
       }
       if (q.empty()) continue;
@@ -240,10 +275,7 @@ bool StreamHub::take_text(std::size_t max, std::string& out) {
     if (h.id == EVENTFS_ID_LOST) {
       eventfs_lost l;
       std::memcpy(&l, q.front() + sizeof h, sizeof l);
-      if (l.flags & EVENTFS_LOST_COUNT_UNKNOWN)
-        out += fmt::format("CPU:{} [LOST EVENTS]\n", best);
-      else
-        out += fmt::format("CPU:{} [LOST {} EVENTS]\n", best, l.count);
+      out += lost_line(static_cast<std::size_t>(best), l.count, (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) != 0);
     } else if (auto it = text_.find(h.id); it != text_.end()) {
       it->second.render(out, q.front_pid(), static_cast<unsigned>(best), h.timestamp, q.front() + sizeof h);
     }

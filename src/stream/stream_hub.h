@@ -44,8 +44,12 @@ class StreamHub {
   int cpus() const { return static_cast<int>(queues_.size()); }
   std::shared_ptr<StreamChannel> text_channel();
   std::shared_ptr<StreamChannel> cpu_channel(int cpu);
-  // Called (without hub locks held) whenever new records are queued.
+  // Called (without hub locks held) whenever new records are queued, or
+  // the rings' error changes.
   void on_data(std::function<void()> listener);
+  // Called with a one-line reason when the rings cannot be read (once per
+  // distinct reason); the streams' readers then get EIO.
+  void on_ring_error(std::function<void(const std::string&)> report);
   // per_cpu/cpuN/stats
   std::string stats_text(int cpu);
 
@@ -74,8 +78,14 @@ class StreamHub {
   std::mutex mu_;  // queues_, rings_ stats
   std::vector<RecordQueue> queues_;
   std::vector<RingStats> ring_stats_;
+  // Per CPU, the kernel's overrun counter up to which losses were reported
+  // (0 at first: the instance is new at mount); what the kernel overwrote
+  // while no stream was open is reported when the next one opens.
+  std::vector<std::uint64_t> overrun_seen_;
   std::vector<std::string> ring_modes_;
   std::string ring_error_;
+  std::atomic<int> ring_errno_{0};  // EIO while the rings cannot be opened
+  std::function<void(const std::string&)> report_error_;
 
   std::vector<std::unique_ptr<CpuRing>> rings_;  // changed by the producer, under mu_
   std::mutex state_mu_;

@@ -180,6 +180,39 @@ TEST(MappedReader, MarkCountingLossesBeforeOpenIsReportedAsIs) {
   EXPECT_EQ(r.stats().overrun, 0u);
 }
 
+// The kernel overwrote events while no stream was open, and the first
+// reader sub-buffer has no room for the count: with the loss baseline where
+// the previous reader stopped (count_losses_from), the count comes from the
+// overrun counter instead of being 0.
+TEST(MappedReader, UncountedLossBeforeTheFirstDrainIsCountedFromTheBaseline) {
+  FakeKernel k;
+  k.meta.overrun = 100;  // 40 of them lost since the previous reader stopped at 60
+  SubbufBuilder p0(8, 0);
+  p0.event(ev('a')).missed(-1);
+  k.put(0, p0);
+  MappedReader r = k.reader();
+  r.count_losses_from(60);
+  CollectSink sink;
+  ASSERT_EQ(r.drain(sink, 100), 1);
+  EXPECT_EQ(tags(sink), "[lost 40?]a");
+  EXPECT_EQ(r.stats().overrun, 40u);
+  EXPECT_EQ(r.stats().overrun_counter, 100u);
+}
+
+TEST(MappedReader, ALossBaselineAboveTheCounterCountsNothing) {
+  FakeKernel k;
+  k.meta.overrun = 5;  // the counter was reset (the ring was cleared) since
+  SubbufBuilder p0(8, 0);
+  p0.event(ev('a')).missed(-1);
+  k.put(0, p0);
+  MappedReader r = k.reader();
+  r.count_losses_from(60);
+  CollectSink sink;
+  ASSERT_EQ(r.drain(sink, 100), 1);
+  EXPECT_EQ(tags(sink), "[lost 0?]a");
+  EXPECT_EQ(r.stats().overrun, 0u);
+}
+
 TEST(MappedReader, GetReaderErrorIsReturned) {
   FakeKernel k;
   MappedReader r = k.reader();

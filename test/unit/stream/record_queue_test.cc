@@ -1,0 +1,94 @@
+// The per-CPU record queue: FIFO order, and what a reader that fell behind
+// is told when the queue drops the oldest records to make room.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "eventfs/record.h"
+#include "projection/projection.h"
+#include "stream/record_queue.h"
+
+namespace eventfs {
+namespace {
+
+// A plain record of id `id` with an 8-byte payload.
+std::vector<std::uint8_t> record(std::uint32_t id, std::uint64_t ts) {
+  std::vector<std::uint8_t> r(EVENTFS_RECORD_SIZE(8), 0);
+  eventfs_record_header h{};
+  h.size = static_cast<std::uint32_t>(r.size());
+  h.id = id;
+  h.timestamp = ts;
+  std::memcpy(r.data(), &h, sizeof h);
+  return r;
+}
+
+std::vector<std::uint8_t> lost(std::uint64_t ts, std::uint64_t count, bool unknown) {
+  std::vector<std::uint8_t> r(lost_record_size());
+  write_lost_record(ts, count, 0, unknown, r.data());
+  return r;
+}
+
+std::uint32_t front_id(const RecordQueue& q) {
+  eventfs_record_header h;
+  std::memcpy(&h, q.front(), sizeof h);
+  return h.id;
+}
+
+TEST(RecordQueue, KeepsOrderAndPids) {
+  RecordQueue q(1 << 20);
+  for (std::uint32_t i = 1; i <= 3; ++i) q.push(static_cast<std::int32_t>(100 + i), record(i, i * 10).data());
+  for (std::uint32_t i = 1; i <= 3; ++i) {
+    ASSERT_FALSE(q.empty());
+    EXPECT_EQ(front_id(q), i);
+    EXPECT_EQ(q.front_pid(), static_cast<std::int32_t>(100 + i));
+    EXPECT_EQ(q.front_ts(), i * 10);
+    q.pop();
+  }
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.take_dropped().count, 0u);
+}
+
+TEST(RecordQueue, DroppedRecordsAreCountedOnce) {
+  const std::size_t one = 8 + EVENTFS_RECORD_SIZE(8);  // a record and its pid prefix
+  RecordQueue q(4 * one);
+  for (std::uint32_t i = 1; i <= 6; ++i) q.push(0, record(i, i).data());
+  EXPECT_EQ(q.count(), 4u);
+  EXPECT_EQ(front_id(q), 3u) << "the oldest go first";
+  RecordQueue::Dropped d = q.take_dropped();
+  EXPECT_EQ(d.count, 2u);
+  EXPECT_FALSE(d.unknown);
+  EXPECT_EQ(q.take_dropped().count, 0u) << "reported once";
+  EXPECT_EQ(q.dropped_total(), 2u);
+}
+
+// A dropped kernel lost-events record still counts what the kernel lost.
+TEST(RecordQueue, ADroppedLostEventsRecordKeepsItsCount) {
+  const std::size_t big = 8 + lost_record_size();
+  RecordQueue q(2 * big);
+  q.push(0, lost(1, 500, false).data());
+  q.push(0, record(7, 2).data());
+  q.push(0, lost(3, 0, true).data());
+  q.push(0, record(8, 4).data());
+  q.push(0, record(9, 5).data());  // by now the two lost records and record 7 are gone
+  RecordQueue::Dropped d = q.take_dropped();
+  EXPECT_EQ(d.count, 501u) << "500 lost by the kernel, and record 7";
+  EXPECT_TRUE(d.unknown) << "the second lost record had no count";
+  EXPECT_EQ(q.dropped_total(), 1u) << "only eventfs's own drops";
+  ASSERT_EQ(q.count(), 2u);
+  EXPECT_EQ(front_id(q), 8u);
+}
+
+TEST(RecordQueue, ADroppedUncountedLossMakesTheReportUncounted) {
+  const std::size_t one = 8 + lost_record_size();
+  RecordQueue q(one);
+  q.push(0, lost(1, 3, true).data());
+  q.push(0, record(1, 2).data());
+  RecordQueue::Dropped d = q.take_dropped();
+  EXPECT_EQ(d.count, 3u);
+  EXPECT_TRUE(d.unknown);
+  EXPECT_EQ(q.dropped_total(), 0u);
+}
+
+}  // namespace
+}  // namespace eventfs
