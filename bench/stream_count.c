@@ -1,10 +1,15 @@
 /* stream_count: counts the records of one CPU's ring, until SIGTERM or until
  * nothing came for IDLE_MS after something did, and prints
- * "events=N lost=N gaps=N cpu_s=X" (its own CPU time; gaps: places where the
- * kernel or eventfs reported lost events, with or without a count).
- *   stream_count eventfs PATH IDLE_MS   per_cpu/cpuN/trace_pipe_raw of an eventfs mount
- *   stream_count direct PATH IDLE_MS    per_cpu/cpuN/trace_pipe_raw of a tracefs instance,
- *                                       walked with libtraceevent's kbuffer */
+ * "events=N lost=N gaps=N reads=N bytes=N cpu_s=X" (its own CPU time; gaps:
+ * places where the kernel or eventfs reported lost events, with or without a
+ * count).
+ *   stream_count eventfs PATH IDLE_MS [READ_BYTES]
+ *       per_cpu/cpuN/trace_pipe_raw of an eventfs mount, read(2) READ_BYTES
+ *       at a time (default 65536)
+ *   stream_count direct PATH IDLE_MS [READ_BYTES]
+ *       per_cpu/cpuN/trace_pipe_raw of a tracefs instance, one sub-buffer
+ *       (READ_BYTES: the instance's buffer_subbuf_size_kb, default 4096) per
+ *       read(2), walked with libtraceevent's kbuffer */
 #include <eventfs/record.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,19 +26,22 @@ static void on_term(int sig) { (void)sig; stop = 1; }
 
 int main(int argc, char **argv)
 {
-	if (argc != 4)
-		return fprintf(stderr, "usage: %s eventfs|direct PATH IDLE_MS\n", argv[0]), 2;
+	if (argc != 4 && argc != 5)
+		return fprintf(stderr, "usage: %s eventfs|direct PATH IDLE_MS [READ_BYTES]\n", argv[0]), 2;
 	int direct = strcmp(argv[1], "direct") == 0, idle_ms = atoi(argv[3]);
+	size_t size = argc == 5 ? strtoul(argv[4], NULL, 10) : direct ? 4096 : EVENTFS_RECORD_MAX_SIZE;
+	uint64_t *buf = malloc(size + 8);
+	if (!buf || size < 4096)
+		return fprintf(stderr, "bad READ_BYTES\n"), 2;
 	int fd = open(argv[2], O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return perror(argv[2]), 1;
 	signal(SIGTERM, on_term);
-	static uint64_t buf[EVENTFS_RECORD_MAX_SIZE / 8];
 	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
-	unsigned long long events = 0, lost = 0, gaps = 0;
+	unsigned long long events = 0, lost = 0, gaps = 0, reads = 0, bytes = 0;
 	int quiet = 0;
 	while (!stop) {
-		ssize_t n = read(fd, buf, direct ? 4096 : sizeof buf);
+		ssize_t n = read(fd, buf, size);
 		if (n <= 0) {
 			struct pollfd p = {fd, POLLIN, 0};
 			if (poll(&p, 1, 10) == 0 && events && (quiet += 10) >= idle_ms)
@@ -41,6 +49,8 @@ int main(int argc, char **argv)
 			continue;
 		}
 		quiet = 0;
+		reads++;
+		bytes += (unsigned long long)n;
 		if (direct) {
 			if (kbuffer_load_subbuffer(kb, buf) < 0)
 				continue;
@@ -67,7 +77,7 @@ int main(int argc, char **argv)
 	}
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("events=%llu lost=%llu gaps=%llu cpu_s=%.3f\n", events, lost, gaps,
+	printf("events=%llu lost=%llu gaps=%llu reads=%llu bytes=%llu cpu_s=%.3f\n", events, lost, gaps, reads, bytes,
 	       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	return 0;
 }

@@ -36,15 +36,25 @@ int StreamFile::open(int, std::unique_ptr<OpenFile>& out) {
 }
 
 bool StreamFile::take_locked(Open& o, std::size_t count, std::string& out) {
-  if (o.pending.empty() && !channel_->take(count, o.pending)) return false;
-  std::size_t n = std::min(count, o.pending.size());
-  out.assign(o.pending, 0, n);
-  o.pending.erase(0, n);
+  out.clear();
+  if (o.pending.empty()) {  // the usual case: straight into `out`
+    if (!channel_->take(count, out)) return false;
+    if (out.size() > count) {  // a unit larger than the read: the rest is this open's
+      o.pending.assign(out, count);
+      out.resize(count);
+    }
+    return true;
+  }
+  out.assign(o.pending, 0, count);
+  o.pending.erase(0, std::min(count, o.pending.size()));
   return true;
 }
 
 void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) {
-  std::string out;
+  // Reused by each thread: a read allocates nothing (allocating and freeing
+  // a large buffer per read made glibc give the pages back and fault them
+  // in again, with TLB shootdowns, on every read).
+  thread_local std::string out;
   {
     std::lock_guard lock(mu_);
     bool have = take_locked(o, count, out);
@@ -68,23 +78,24 @@ void StreamFile::data_ready() {
   struct Answer {
     std::unique_ptr<ReadCompletion> completion;
     int err;
-    std::string data;
   };
   std::vector<Answer> answers;
+  thread_local std::vector<std::string> data;  // reused, as in read()
   std::vector<std::unique_ptr<PollNotifier>> pollers;
   {
     std::lock_guard lock(mu_);
     while (!waiters_.empty()) {
       Waiter& w = waiters_.front();
-      std::string out;
+      if (data.size() <= answers.size()) data.emplace_back();
       int err = 0;
-      if (!take_locked(*w.open, w.count, out) && (err = channel_->error()) == 0) break;
-      answers.push_back({std::move(w.completion), err, std::move(out)});
+      if (!take_locked(*w.open, w.count, data[answers.size()]) && (err = channel_->error()) == 0) break;
+      answers.push_back({std::move(w.completion), err});
       waiters_.pop_front();
     }
     pollers.swap(pollers_);
   }
-  for (auto& a : answers) a.completion->done(a.err, a.data);
+  for (std::size_t i = 0; i < answers.size(); ++i)
+    answers[i].completion->done(answers[i].err, answers[i].err ? std::string_view() : data[i]);
   for (auto& p : pollers) p->notify();
 }
 

@@ -1,25 +1,36 @@
 // A per-CPU FIFO of projected records (the include/eventfs/record.h framing),
 // each with the common_pid the text stream shows. Bounded: when a reader
 // falls behind, the oldest records go and the next reader is told how many
-// (a lost-events record at the place of the gap). One contiguous byte
-// buffer: nothing is allocated per record.
+// (a lost-events record at the place of the gap).
+//
+// One circular byte buffer, allocated at the first record (an idle mount
+// costs nothing) and never moved: each entry is contiguous (an entry that
+// does not fit before the end starts again at the front), so nothing is
+// allocated or slid per record, and a record is projected straight into
+// its place (reserve, then write).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 namespace eventfs {
 
 class RecordQueue {
  public:
-  explicit RecordQueue(std::size_t max_bytes) : max_bytes_(max_bytes) {}
+  // `max_bytes`: the capacity (entries take 8 bytes more than their record).
+  explicit RecordQueue(std::size_t max_bytes) : cap_(max_bytes) {}
 
-  // Appends one framed record (header.size bytes at `rec`).
+  // Room for one record of `size` bytes (a multiple of 8) at the back, made
+  // by dropping the oldest if needed; the caller writes the record there
+  // (its header's size must be `size`). nullptr if `size` exceeds the capacity.
+  std::uint8_t* reserve(std::int32_t pid, std::uint32_t size);
+  // Appends a copy of one framed record (header.size bytes at `rec`).
   void push(std::int32_t pid, const std::uint8_t* rec);
 
-  bool empty() const { return head_ == tail_; }
+  bool empty() const { return count_ == 0; }
   // The oldest record (its framing) and its pid; only when !empty().
-  const std::uint8_t* front() const { return buf_.data() + head_ + kPrefix; }
+  const std::uint8_t* front() const { return buf_.get() + head_ + kPrefix; }
   std::int32_t front_pid() const;
   std::uint32_t front_size() const;
   std::uint64_t front_ts() const;
@@ -40,13 +51,17 @@ class RecordQueue {
   // Records (not lost-events records) dropped so far.
   std::uint64_t dropped_total() const { return dropped_total_; }
   std::uint64_t count() const { return count_; }
-  std::size_t bytes() const { return tail_ - head_; }
 
  private:
-  static constexpr std::size_t kPrefix = 8;  // pid, padding
-  std::vector<std::uint8_t> buf_;
-  std::size_t head_ = 0, tail_ = 0;
-  std::size_t max_bytes_;
+  static constexpr std::size_t kPrefix = 8;  // u32 pid, u32 entry size
+  void drop_oldest();
+
+  std::unique_ptr<std::uint8_t[]> buf_;
+  std::size_t cap_;
+  // Live entries: [head_, tail_) when !wrapped_; [head_, end_) then
+  // [0, tail_) when wrapped_.
+  std::size_t head_ = 0, tail_ = 0, end_ = 0;
+  bool wrapped_ = false;
   std::uint64_t count_ = 0, dropped_total_ = 0;
   Dropped unreported_;
 };

@@ -1,6 +1,7 @@
 #include "stream/stream_hub.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -17,18 +18,18 @@ namespace eventfs {
 // Projects one CPU's raw records into its queue.
 class StreamHub::CpuSink final : public RingSink {
  public:
-  CpuSink(StreamHub& hub, int cpu) : hub_(hub), cpu_(cpu), scratch_(EVENTFS_RECORD_MAX_SIZE) {}
+  CpuSink(StreamHub& hub, int cpu) : hub_(hub), cpu_(cpu), queue_(hub.cpu_[static_cast<std::size_t>(cpu)]->queue) {}
+  // Called with the CPU's lock held: records are projected straight into its queue.
   void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
     for (const Projection* p = hub_.table_.find_record(raw, len); p; p = hub_.table_.next_same_raw(*p)) {
       if (hub_.wanted_ && !hub_.wanted_->wanted(hub_.table_.index_of(*p))) continue;
-      write_record(*p, ts, raw, len, scratch_.data());
-      hub_.queues_[static_cast<std::size_t>(cpu_)].push(p->pid(raw, len), scratch_.data());
+      if (std::uint8_t* to = queue_.reserve(p->pid(raw, len), record_size(*p))) write_record(*p, ts, raw, len, to);
       ++added;
     }
   }
   void lost(std::uint64_t ts, std::uint64_t count, bool unknown) override {
-    write_lost_record(ts, count, static_cast<std::uint32_t>(cpu_), unknown, scratch_.data());
-    hub_.queues_[static_cast<std::size_t>(cpu_)].push(0, scratch_.data());
+    if (std::uint8_t* to = queue_.reserve(0, lost_record_size()))
+      write_lost_record(ts, count, static_cast<std::uint32_t>(cpu_), unknown, to);
     ++added;
   }
   std::size_t added = 0;
@@ -36,7 +37,7 @@ class StreamHub::CpuSink final : public RingSink {
  private:
   StreamHub& hub_;
   int cpu_;
-  std::vector<std::uint8_t> scratch_;
+  RecordQueue& queue_;
 };
 
 class StreamHub::TextChannel final : public StreamChannel {
@@ -68,10 +69,7 @@ StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& reso
                      std::size_t queue_bytes, const WantedEvents* wanted)
     : instance_path_(std::move(instance_path)), mode_(mode), wanted_(wanted), table_(resolution.available) {
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
-  for (int i = 0; i < cpus; ++i) queues_.emplace_back(queue_bytes);
-  ring_stats_.resize(static_cast<std::size_t>(cpus));
-  overrun_seen_.resize(static_cast<std::size_t>(cpus), 0);
-  ring_modes_.resize(static_cast<std::size_t>(cpus), "closed");
+  for (int i = 0; i < cpus; ++i) cpu_.push_back(std::make_unique<PerCpu>(queue_bytes));
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
@@ -89,7 +87,10 @@ void StreamHub::on_data(std::function<void()> listener) { listeners_.push_back(s
 void StreamHub::on_ring_error(std::function<void(const std::string&)> report) { report_error_ = std::move(report); }
 
 void StreamHub::start() {
-  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  if (!thread_.joinable()) {
+    thread_ = std::thread([this] { run(); });
+    pthread_setname_np(thread_.native_handle(), "eventfs-rings");  // as top -H and ps -L show it
+  }
 }
 
 void StreamHub::stop() {
@@ -120,13 +121,21 @@ bool StreamHub::open_rings(std::string& error) {
   for (int cpu = 0; cpu < cpus(); ++cpu) {
     auto r = open_cpu_ring(instance_path_, cpu, mode_, error);
     if (!r) return false;
-    r->count_losses_from(overrun_seen_[static_cast<std::size_t>(cpu)]);
     rings.push_back(std::move(r));
   }
-  std::lock_guard lock(mu_);  // stats_text() looks at the rings too
+  auto locks = lock_all();
   rings_ = std::move(rings);
-  for (std::size_t i = 0; i < rings_.size(); ++i) ring_modes_[i] = rings_[i]->mode();
+  for (std::size_t i = 0; i < rings_.size(); ++i) {
+    rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
+    cpu_[i]->mode = rings_[i]->mode();
+  }
   return true;
+}
+
+std::vector<std::unique_lock<std::mutex>> StreamHub::lock_all() {
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (auto& c : cpu_) locks.emplace_back(c->mu);
+  return locks;
 }
 
 namespace {
@@ -142,14 +151,15 @@ void accumulate(RingStats& acc, const RingStats& s) {
 }  // namespace
 
 void StreamHub::close_rings() {
-  std::lock_guard lock(mu_);
+  auto locks = lock_all();
   for (std::size_t i = 0; i < rings_.size(); ++i) {
+    PerCpu& c = *cpu_[i];
     RingStats s = rings_[i]->stats();
-    accumulate(ring_stats_[i], s);  // the counts outlive the ring
+    accumulate(c.closed, s);  // the counts outlive the ring
     // Up to where this reader reported; a loss after its last sub-buffer is
     // reported by the next one. (A counter below that was reset: follow it.)
-    overrun_seen_[i] = std::min(overrun_seen_[i] + s.lost, s.overrun_counter);
-    ring_modes_[i] = "closed";
+    c.overrun_seen = std::min(c.overrun_seen + s.lost, s.overrun_counter);
+    c.mode = "closed";
   }
   rings_.clear();
 }
@@ -173,7 +183,7 @@ void StreamHub::run() {
     if (!open_rings(error)) {
       bool news;
       {
-        std::lock_guard lock(mu_);
+        std::lock_guard lock(error_mu_);
         news = ring_error_ != error;
         ring_error_ = error;
       }
@@ -191,18 +201,16 @@ void StreamHub::run() {
       continue;
     }
     if (ring_errno_.exchange(0) != 0) {
-      std::lock_guard lock(mu_);
+      std::lock_guard lock(error_mu_);
       ring_error_.clear();
     }
     std::size_t added = 0;
     bool more = false;
-    {
-      std::lock_guard lock(mu_);
-      for (std::size_t i = 0; i < rings_.size(); ++i) {
-        sinks[i].added = 0;
-        if (rings_[i]->drain(sinks[i], kDrainBatch) == static_cast<int>(kDrainBatch)) more = true;
-        added += sinks[i].added;
-      }
+    for (std::size_t i = 0; i < rings_.size(); ++i) {
+      std::lock_guard lock(cpu_[i]->mu);
+      sinks[i].added = 0;
+      if (rings_[i]->drain(sinks[i], kDrainBatch) == static_cast<int>(kDrainBatch)) more = true;
+      added += sinks[i].added;
     }
     if (added) for (auto& l : listeners_) l();
     if (more) continue;  // a ring had more than a batch: go round again
@@ -227,8 +235,9 @@ void StreamHub::lost_record(int cpu, std::uint64_t ts, std::uint64_t count, bool
 }
 
 bool StreamHub::take_cpu(int cpu, std::size_t max, std::string& out) {
-  std::lock_guard lock(mu_);
-  RecordQueue& q = queues_.at(static_cast<std::size_t>(cpu));
+  PerCpu& c = *cpu_.at(static_cast<std::size_t>(cpu));
+  std::lock_guard lock(c.mu);
+  RecordQueue& q = c.queue;
   std::size_t start = out.size();
   if (RecordQueue::Dropped d = q.take_dropped(); d.count || d.unknown)
     lost_record(cpu, q.empty() ? 0 : q.front_ts(), d.count, d.unknown, out);
@@ -250,14 +259,14 @@ std::string lost_line(std::size_t cpu, std::uint64_t count, bool unknown) {
 }  // namespace
 
 bool StreamHub::take_text(std::size_t max, std::string& out) {
-  std::lock_guard lock(mu_);
+  auto locks = lock_all();
   std::size_t start = out.size();
   while (out.size() - start < max) {
     // The oldest head among the CPUs.
     int best = -1;
     std::uint64_t best_ts = 0;
-    for (std::size_t c = 0; c < queues_.size(); ++c) {
-      RecordQueue& q = queues_[c];
+    for (std::size_t c = 0; c < cpu_.size(); ++c) {
+      RecordQueue& q = cpu_[c]->queue;
       if (RecordQueue::Dropped d = q.take_dropped(); d.count || d.unknown) {
         out += lost_line(c, d.count, d.unknown);
         continue;
@@ -269,7 +278,7 @@ bool StreamHub::take_text(std::size_t max, std::string& out) {
       }
     }
     if (best < 0) break;
-    RecordQueue& q = queues_[static_cast<std::size_t>(best)];
+    RecordQueue& q = cpu_[static_cast<std::size_t>(best)]->queue;
     eventfs_record_header h;
     std::memcpy(&h, q.front(), sizeof h);
     if (h.id == EVENTFS_ID_LOST) {
@@ -285,11 +294,12 @@ bool StreamHub::take_text(std::size_t max, std::string& out) {
 }
 
 std::string StreamHub::stats_text(int cpu) {
-  std::lock_guard lock(mu_);
   auto i = static_cast<std::size_t>(cpu);
-  RingStats s = ring_stats_.at(i);
+  PerCpu& c = *cpu_.at(i);
+  std::lock_guard lock(c.mu);
+  RingStats s = c.closed;
   if (i < rings_.size()) accumulate(s, rings_[i]->stats());
-  const RecordQueue& q = queues_[i];
+  const RecordQueue& q = c.queue;
   return fmt::format(
       "entries: {}\n"
       "read events: {}\n"
@@ -302,7 +312,7 @@ std::string StreamHub::stats_text(int cpu) {
       "reader swaps: {}\n"
       "reader: {}\n",
       q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(), s.subbufs,
-      s.swaps, ring_modes_[i]);
+      s.swaps, c.mode);
 }
 
 }  // namespace eventfs

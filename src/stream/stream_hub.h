@@ -41,7 +41,7 @@ class StreamHub {
             std::size_t queue_bytes = kQueueBytes, const WantedEvents* wanted = nullptr);
   ~StreamHub();
 
-  int cpus() const { return static_cast<int>(queues_.size()); }
+  int cpus() const { return static_cast<int>(cpu_.size()); }
   std::shared_ptr<StreamChannel> text_channel();
   std::shared_ptr<StreamChannel> cpu_channel(int cpu);
   // Called (without hub locks held) whenever new records are queued, or
@@ -65,6 +65,7 @@ class StreamHub {
   void reader_count(int delta);
   bool open_rings(std::string& error);
   void close_rings();
+  std::vector<std::unique_lock<std::mutex>> lock_all();
   bool take_text(std::size_t max, std::string& out);
   bool take_cpu(int cpu, std::size_t max, std::string& out);
   void lost_record(int cpu, std::uint64_t ts, std::uint64_t count, bool unknown, std::string& out_bytes);
@@ -75,19 +76,27 @@ class StreamHub {
   ProjectionTable table_;
   std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
 
-  std::mutex mu_;  // queues_, rings_ stats
-  std::vector<RecordQueue> queues_;
-  std::vector<RingStats> ring_stats_;
-  // Per CPU, the kernel's overrun counter up to which losses were reported
-  // (0 at first: the instance is new at mount); what the kernel overwrote
-  // while no stream was open is reported when the next one opens.
-  std::vector<std::uint64_t> overrun_seen_;
-  std::vector<std::string> ring_modes_;
+  // One CPU's side: its queue, and its ring while the producer drains it or
+  // stats_text() reads it. The producer holds one CPU's lock at a time;
+  // take_text() holds them all, in CPU order.
+  struct PerCpu {
+    explicit PerCpu(std::size_t queue_bytes) : queue(queue_bytes) {}
+    std::mutex mu;
+    RecordQueue queue;
+    RingStats closed;  // counts of the rings closed so far
+    // The kernel's overrun counter up to which losses were reported (0 at
+    // first: the instance is new at mount); what the kernel overwrote while
+    // no stream was open is reported when the next one opens.
+    std::uint64_t overrun_seen = 0;
+    const char* mode = "closed";
+  };
+  std::vector<std::unique_ptr<PerCpu>> cpu_;
+  std::mutex error_mu_;
   std::string ring_error_;
   std::atomic<int> ring_errno_{0};  // EIO while the rings cannot be opened
   std::function<void(const std::string&)> report_error_;
 
-  std::vector<std::unique_ptr<CpuRing>> rings_;  // changed by the producer, under mu_
+  std::vector<std::unique_ptr<CpuRing>> rings_;  // changed by the producer, under every PerCpu::mu
   std::mutex state_mu_;
   std::condition_variable state_cv_;
   int readers_ = 0;
