@@ -44,15 +44,20 @@ daemon=$!
 for _ in $(seq 100); do grep -q " $mnt fuse.eventfs " /proc/mounts && break; sleep 0.05; done
 echo 1 > "$mnt/marker/enable"
 [ -n "${BUFFER_KB:-}" ] && echo "$BUFFER_KB" > "$direct/buffer_size_kb"
+# The instance's sub-buffer size (Linux >= 6.8); the direct reader reads one per read(2).
+[ -n "${SUBBUF_KB:-}" ] && echo "$SUBBUF_KB" > "$direct/buffer_subbuf_size_kb"
+subbuf_bytes=$(( $(cat "$direct/buffer_subbuf_size_kb" 2>/dev/null || echo 4) * 1024 ))
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# Bytes per read(2): a sub-buffer for the direct reader; READ_KB (default 64) through eventfs.
+read_bytes() { if [ "$1" = direct ]; then echo "$subbuf_bytes"; else echo $(( ${READ_KB:-64} * 1024 )); fi; }
 
 # run NAME MARKER_FILE STREAM_KIND STREAM_DIR RATE -> "events lost gaps reader_cpu daemon_cpu"
 run() {
   local marker=$2 kind=$3 dir=$4 rate=$5 pids=() outs=() t0 t1
   t0=$(cpu_ticks "$daemon")
   for c in $(seq 0 $((cpus - 1))); do
-    "$build/bench/stream_count" "$kind" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 > "$work/count.$c" &
+    "$build/bench/stream_count" "$kind" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 "$(read_bytes "$kind")" > "$work/count.$c" &
     pids+=($!)
   done
   sleep 0.2
@@ -76,7 +81,7 @@ report() {  # LABEL "events lost gaps reader_cpu daemon_cpu" WRITTEN
     "$1" "$3" "$ev" "$(echo "$ev / $secs" | bc -l)" "$lost" "$gaps" "$rcpu" "$dcpu"
 }
 
-echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, $secs s per run, ring $(cat "$direct/buffer_size_kb") KiB per CPU, kernel $(uname -r)"
+echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, $secs s per run, ring $(cat "$direct/buffer_size_kb") KiB per CPU in $((subbuf_bytes / 1024)) KiB sub-buffers, kernel $(uname -r)"
 for mode in full moderate; do
   rate=""
   [ $mode = moderate ] && rate=$moderate

@@ -38,7 +38,11 @@ int StreamFile::open(int, std::unique_ptr<OpenFile>& out) {
 bool StreamFile::take_locked(Open& o, std::size_t count, std::string& out) {
   out.clear();
   if (o.pending.empty()) {  // the usual case: straight into `out`
-    if (!channel_->take(count, out)) return false;
+    // Whole units short of `count`, never exactly `count`: the kernel cuts a
+    // read larger than one request (or from an unaligned buffer) into
+    // requests and sends the next only when one comes back full, so a full
+    // answer would let the next request take the first bytes of a record.
+    if (!channel_->take(count > 1 ? count - 1 : count, out)) return false;
     if (out.size() > count) {  // a unit larger than the read: the rest is this open's
       o.pending.assign(out, count);
       out.resize(count);
@@ -128,11 +132,7 @@ void StreamFile::interrupt(const void* key) {
 unsigned StreamFile::poll(Open& o, std::unique_ptr<PollNotifier> n) {
   std::lock_guard lock(mu_);
   if (ended_) return POLLIN | POLLHUP;
-  if (o.pending.empty()) {
-    std::string more;
-    if (channel_->take(1, more)) o.pending = std::move(more);
-  }
-  if (!o.pending.empty()) return POLLIN;
+  if (!o.pending.empty() || channel_->readable()) return POLLIN;
   if (channel_->error()) return POLLERR;
   if (n) pollers_.push_back(std::move(n));
   return 0;

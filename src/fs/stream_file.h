@@ -21,6 +21,8 @@ class StreamChannel {
   // at least one unit when any is available even if it is larger. False if
   // there is nothing to read now. Consuming.
   virtual bool take(std::size_t max, std::string& out) = 0;
+  // Whether take() would give something now (for poll; consumes nothing).
+  virtual bool readable() = 0;
   // An errno while the source cannot deliver at all (the kernel's rings
   // cannot be read), else 0: a read with nothing to take gets it instead of
   // waiting, a poll POLLERR. The source calls data_ready() when it changes.

@@ -48,6 +48,7 @@ class RecordQueue {
     unreported_ = {};
     return d;
   }
+  bool has_dropped() const { return unreported_.count || unreported_.unknown; }
   // Records (not lost-events records) dropped so far.
   std::uint64_t dropped_total() const { return dropped_total_; }
   std::uint64_t count() const { return count_; }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -44,6 +45,7 @@ class StreamHub::TextChannel final : public StreamChannel {
  public:
   explicit TextChannel(StreamHub& h) : hub_(h) {}
   bool take(std::size_t max, std::string& out) override { return hub_.take_text(max, out); }
+  bool readable() override { return hub_.readable(-1); }
   int error() override { return hub_.ring_errno_.load(); }
   void reader_opened() override { hub_.reader_count(+1); }
   void reader_closed() override { hub_.reader_count(-1); }
@@ -56,6 +58,7 @@ class StreamHub::CpuChannel final : public StreamChannel {
  public:
   CpuChannel(StreamHub& h, int cpu) : hub_(h), cpu_(cpu) {}
   bool take(std::size_t max, std::string& out) override { return hub_.take_cpu(cpu_, max, out); }
+  bool readable() override { return hub_.readable(cpu_); }
   int error() override { return hub_.ring_errno_.load(); }
   void reader_opened() override { hub_.reader_count(+1); }
   void reader_closed() override { hub_.reader_count(-1); }
@@ -165,8 +168,14 @@ void StreamHub::close_rings() {
 }
 
 void StreamHub::run() {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kPollInterval = std::chrono::milliseconds(kPollMs);
   std::vector<CpuSink> sinks;
   for (int cpu = 0; cpu < cpus(); ++cpu) sinks.emplace_back(*this, cpu);
+  const CpuRing* opened = nullptr;  // the rings `behind` is about
+  std::vector<bool> behind;         // per ring: the last turn took a full batch
+  Clock::time_point last_sweep;
+  std::vector<pollfd> fds;
   for (;;) {
     {
       std::unique_lock lock(state_mu_);
@@ -204,27 +213,40 @@ void StreamHub::run() {
       std::lock_guard lock(error_mu_);
       ring_error_.clear();
     }
+    if (rings_.front().get() != opened) {  // new rings: read them all at once
+      opened = rings_.front().get();
+      behind.assign(rings_.size(), true);
+      last_sweep = Clock::now();
+    }
+    // Which rings to read in this turn: one that had more than a batch in
+    // the last, one the kernel says is ready, and every one each kPollMs.
+    // The kernel wakes a ring's poller once it is buffer_percent full (half,
+    // by default), so a storm is read in large gulps and a trickle comes in
+    // batches at most kPollMs late. A ring that was caught up is not read
+    // again at the writer's heels: the kernel then fills whole sub-buffers,
+    // which read(2) takes by swapping a page (a partly read sub-buffer is
+    // copied event by event, and mmap's GET_READER consumes event by event).
+    bool any_behind = std::find(behind.begin(), behind.end(), true) != behind.end();
+    auto now = Clock::now();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(last_sweep + kPollInterval - now).count();
+    fds.assign(1, {wake_fd_, POLLIN, 0});
+    for (const auto& r : rings_) fds.push_back({r->poll_fd(), POLLIN, 0});
+    ::poll(fds.data(), fds.size(), any_behind ? 0 : static_cast<int>(std::max<long long>(left, 0)));
+    if (fds[0].revents & POLLIN) {
+      std::uint64_t drain;
+      (void)!read(wake_fd_, &drain, sizeof drain);
+    }
+    bool sweep = Clock::now() >= last_sweep + kPollInterval;
+    if (sweep) last_sweep = Clock::now();
     std::size_t added = 0;
-    bool more = false;
     for (std::size_t i = 0; i < rings_.size(); ++i) {
+      if (!behind[i] && !sweep && !(fds[i + 1].revents & (POLLIN | POLLERR | POLLHUP))) continue;
       std::lock_guard lock(cpu_[i]->mu);
       sinks[i].added = 0;
-      if (rings_[i]->drain(sinks[i], kDrainBatch) == static_cast<int>(kDrainBatch)) more = true;
+      behind[i] = rings_[i]->drain(sinks[i], kDrainBatch) == static_cast<int>(kDrainBatch);
       added += sinks[i].added;
     }
     if (added) for (auto& l : listeners_) l();
-    if (more) continue;  // a ring had more than a batch: go round again
-    // Every ring is drained: wait for data, a reader coming or going, or a
-    // stop. The kernel wakes a ring's poller once it is buffer_percent full
-    // (half, by default); look again after kPollMs anyway, so a trickle of
-    // records comes in batches at most that late. Not draining at the
-    // writer's heels lets the kernel fill whole sub-buffers: one swap each.
-    std::vector<pollfd> fds;
-    fds.push_back({wake_fd_, POLLIN, 0});
-    for (const auto& r : rings_) fds.push_back({r->poll_fd(), POLLIN, 0});
-    ::poll(fds.data(), fds.size(), kPollMs);
-    std::uint64_t drain;
-    (void)!read(wake_fd_, &drain, sizeof drain);
   }
 }
 
@@ -232,6 +254,16 @@ void StreamHub::lost_record(int cpu, std::uint64_t ts, std::uint64_t count, bool
   std::uint8_t buf[64];
   std::uint32_t n = write_lost_record(ts, count, static_cast<std::uint32_t>(cpu), unknown, buf);
   out.append(reinterpret_cast<const char*>(buf), n);
+}
+
+bool StreamHub::readable(int cpu) {
+  for (std::size_t i = 0; i < cpu_.size(); ++i) {
+    if (cpu >= 0 && i != static_cast<std::size_t>(cpu)) continue;
+    PerCpu& c = *cpu_[i];
+    std::lock_guard lock(c.mu);
+    if (c.queue.has_dropped() || !c.queue.empty()) return true;
+  }
+  return false;
 }
 
 bool StreamHub::take_cpu(int cpu, std::size_t max, std::string& out) {

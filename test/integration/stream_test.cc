@@ -1201,6 +1201,84 @@ TEST_F(StreamKnownBug, ALazyUnmountReleasesParkedReaders) {
   EXPECT_TRUE(m.WaitExit(3s)) << "the daemon is still running";
 }
 
+// A read larger than one FUSE request (256 pages), or from a buffer that is
+// not page aligned, reaches the daemon as several requests, the next one
+// sent only when the one before was filled. When whole records filled the
+// first, the second took the first bytes of the next record: the read ended
+// within a record and the next one began with its tail (record.h promises
+// whole records to any buffer of EVENTFS_RECORD_MAX_SIZE bytes or more).
+TEST_F(StreamSmallReads, ReadsLargerThanOneFuseRequestKeepEveryRecordOnce) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string catalog = write_marker_catalog(dir);
+  ASSERT_FALSE(catalog.empty());
+  MountedEventfs m(std::vector<std::string>{"-o", "catalog=" + catalog});
+  ASSERT_TRUE(m.Start());
+  const unsigned id = event_id(m, "marker");
+  const int cpu = test_cpu();
+  const std::string path = m / ("per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw");
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
+  constexpr int kMarkers = 20000;
+  MarkerWriteResult w = write_markers(instance_dir(m.instance()) + "/trace_marker", cpu, kMarkers);
+  ASSERT_EQ(w.error, "");
+  std::this_thread::sleep_for(300ms);  // the producer moves them into the queue
+
+  // 1 MiB 16 bytes into a page (what malloc gives): the kernel asks for
+  // 1 MiB - 16 bytes (256 pages), which 13107 marker records of 80 bytes
+  // fill exactly, and then for the last 16 bytes.
+  std::vector<char> mem((1u << 20) + 8192);
+  char* buf = mem.data() + (4096 - reinterpret_cast<std::uintptr_t>(mem.data()) % 4096) + 16;
+  std::string bytes;
+  std::vector<ssize_t> reads;
+  for (int idle = 0; idle < 5;) {
+    ssize_t n = ::read(fd, buf, 1u << 20);
+    if (n > 0) {
+      // Whole records in this read alone.
+      std::size_t at = 0;
+      while (at + sizeof(eventfs_record_header) <= static_cast<std::size_t>(n)) {
+        eventfs_record_header h;
+        std::memcpy(&h, buf + at, sizeof h);
+        if (h.size < sizeof h || h.size % EVENTFS_RECORD_ALIGN) break;
+        at += h.size;
+      }
+      EXPECT_EQ(at, static_cast<std::size_t>(n)) << "read " << reads.size() << " of " << n
+                                                 << " bytes does not end with a whole record";
+      bytes.append(buf, static_cast<std::size_t>(n));
+      reads.push_back(n);
+      idle = 0;
+      continue;
+    }
+    ASSERT_TRUE(n < 0 && errno == EAGAIN) << "read: " << (n < 0 ? std::strerror(errno) : "end of file");
+    ++idle;
+    std::this_thread::sleep_for(50ms);
+  }
+  ::close(fd);
+  std::vector<int> seq;
+  std::size_t off = 0, lost = 0, odd = 0;
+  while (off + sizeof(eventfs_record_header) <= bytes.size()) {
+    eventfs_record_header h;
+    std::memcpy(&h, bytes.data() + off, sizeof h);
+    if (h.size < sizeof h || h.size % EVENTFS_RECORD_ALIGN || off + h.size > bytes.size()) break;
+    if (h.id == EVENTFS_ID_LOST) {
+      ++lost;
+    } else if (h.id == id) {
+      const char* text = bytes.data() + off + sizeof h;
+      seq.push_back(marker_number(strip_marker_end(std::string(text, strnlen(text, 64)), '\n')));
+    } else {
+      ++odd;
+    }
+    off += h.size;
+  }
+  std::ostringstream ctx;
+  ctx << reads.size() << " reads, " << bytes.size() << " bytes, " << seq.size() << " markers";
+  EXPECT_EQ(off, bytes.size()) << "not whole records from byte " << off << "; " << ctx.str();
+  EXPECT_EQ(lost, 0u) << ctx.str();
+  EXPECT_EQ(odd, 0u) << ctx.str();
+  ASSERT_EQ(seq.size(), static_cast<std::size_t>(kMarkers)) << ctx.str();
+  for (int i = 0; i < kMarkers; ++i) ASSERT_EQ(seq[static_cast<std::size_t>(i)], i) << ctx.str();
+}
+
 // The example for tool authors (examples/decode_raw.c, built with the daemon,
 // nothing but <eventfs/record.h>) decodes a live per-CPU stream.
 class StreamExample : public StreamTest {};

@@ -24,6 +24,10 @@ class FakeChannel final : public StreamChannel {
     } while (!units.empty() && used + units.front().size() <= max);
     return true;
   }
+  bool readable() override {
+    std::lock_guard lock(mu);
+    return !units.empty();
+  }
   void reader_opened() override { ++readers; }
   void reader_closed() override { --readers; }
   void push(std::string u) {
