@@ -45,19 +45,15 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
     n += got;
     stats_.entries += got;
     if (n >= max) return static_cast<int>(n);
-    // The writer may still be appending to our sub-buffer: what it committed
-    // since is visible in the mapping without asking the kernel.
-    if (!parser_.load(page, subbuf_size_)) return -EIO;
-    if (parser_.data_size() > from_) continue;
     if (int rc = get_reader_(ctx_); rc < 0) return rc;
     ++stats_.swaps;
     std::uint32_t id = load(meta_->reader.id);
-    if (id == cur_) {
-      // The ring is empty, or the writer is still on our sub-buffer.
-      if (!parser_.load(page, subbuf_size_)) return -EIO;
-      if (parser_.data_size() <= from_) return static_cast<int>(n);
-      continue;
-    }
+    // The ring is empty, or the writer is still on our sub-buffer: caught
+    // up. What it appends (even what it committed before this GET_READER,
+    // which the kernel now counts as read) is walked at the next drain, from
+    // our own offset; chasing the writer event by event costs a GET_READER
+    // (and the kernel's consuming of each event) for a handful of records.
+    if (id == cur_) return static_cast<int>(n);
     cur_ = id;
     from_ = 0;
     fresh_ = true;

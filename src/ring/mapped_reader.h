@@ -13,8 +13,9 @@
 //    committed at that moment as read.
 //  * When we have read it all we call GET_READER. The kernel then either
 //    keeps the same reader (the ring is empty, or the writer is still
-//    appending to the reader sub-buffer: we re-load it and go on from our
-//    offset), or swaps in the next sub-buffer (a new id: start at 0).
+//    appending to the reader sub-buffer: we stop there, and the next drain
+//    re-loads it and goes on from our offset), or swaps in the next
+//    sub-buffer (a new id: start at 0).
 //  * A new reader sub-buffer may carry the kernel's lost-events mark; it and
 //    the meta page's overrun counter (sampled right after each GET_READER)
 //    are folded into lost() reports by LostAccounting (ring/lost.h).

@@ -90,6 +90,15 @@ class ReadRing final : public CpuRing {
     std::size_t n = 0;
     while (n < max) {
       if (!loaded_ || from_ >= parser_.data_size()) {
+        // A sub-buffer well short of full came from the page the writer is
+        // on: caught up. Reading on would take its new events a few at a
+        // time (the kernel copies a partly read page event by event); the
+        // next drain, when the ring is buffer_percent full, gets whole
+        // sub-buffers (swapped, not copied).
+        if (loaded_ && short_) {
+          loaded_ = false;
+          return static_cast<int>(n);
+        }
         loaded_ = false;
         ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size() - SubbufParser::kSlack);
         if (r < 0) {
@@ -100,6 +109,7 @@ class ReadRing final : public CpuRing {
         if (r == 0) return static_cast<int>(n);
         if (!parser_.load(buf_.data(), static_cast<std::size_t>(r))) return -EIO;
         loaded_ = true;
+        short_ = parser_.data_size() < subbuf_size() / 4 * 3;
         from_ = 0;
         // The stats file is read only for a mark without a count.
         std::int64_t mark = parser_.missed();
@@ -138,6 +148,7 @@ class ReadRing final : public CpuRing {
   std::string stats_path_;
   bool has_overrun_ = false;
   bool loaded_ = false;
+  bool short_ = false;  // the loaded sub-buffer is not full
   std::uint32_t from_ = 0;
   LostAccounting lost_;
   RingStats stats_;

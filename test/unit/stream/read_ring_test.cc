@@ -63,9 +63,14 @@ TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
     EXPECT_EQ(ring->subbuf_size(), static_cast<std::uint32_t>(sysconf(_SC_PAGESIZE)));
     inst.write_stats(4 + 6);  // the unmarked count comes from the stats file
     CollectSink sink;
-    ASSERT_GE(ring->drain(sink, 1), 0);
-    ASSERT_GE(ring->drain(sink, 100), 0);
-    ASSERT_GE(ring->drain(sink, 100), 0);
+    // Each of these sub-buffers is short of full, as the one the writer is
+    // on: a drain stops after it (the next one, when the kernel says the
+    // ring is buffer_percent full, goes on).
+    ASSERT_EQ(ring->drain(sink, 1), 1);    // a
+    ASSERT_EQ(ring->drain(sink, 100), 1);  // b, the end of a short sub-buffer
+    ASSERT_EQ(ring->drain(sink, 100), 1);  // c
+    ASSERT_EQ(ring->drain(sink, 100), 1);  // d
+    ASSERT_EQ(ring->drain(sink, 100), 0);
     ASSERT_EQ(sink.items.size(), 6u);
     EXPECT_EQ(sink.items[0].raw[0], 'a');
     EXPECT_EQ(sink.items[1].raw[0], 'b');
@@ -85,6 +90,35 @@ TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
     EXPECT_EQ(s.subbufs, 3u);
     EXPECT_EQ(s.overrun, 10u);
   }
+}
+
+// Full sub-buffers (the writer has left them) are read one after the other
+// in one drain, up to the first short one.
+TEST(ReadRing, ReadsFullSubbufsInOneDrainAndStopsAtAShortOne) {
+  FakeInstance inst("linux-6.18");
+  inst.write_stats(0);
+  std::vector<std::vector<std::uint8_t>> pages;
+  std::size_t full_events = 0;
+  for (int p = 0; p < 3; ++p) {
+    SubbufBuilder b(8, 100 * static_cast<std::uint64_t>(p));
+    while (b.data_size() + 12 <= 4096 - b.header()) {
+      b.event(ev('f'));
+      ++full_events;
+    }
+    pages.push_back(b.build());
+  }
+  SubbufBuilder tail(8, 1000);
+  tail.event(ev('t'));
+  pages.push_back(tail.build());
+  pages.push_back(tail.build());  // more that the next drain gets
+  inst.write_pages(pages);
+  std::string err;
+  auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+  ASSERT_TRUE(ring) << err;
+  CollectSink sink;
+  EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(full_events + 1));
+  EXPECT_EQ(ring->drain(sink, 100000), 1);
+  EXPECT_EQ(ring->drain(sink, 100000), 0);
 }
 
 TEST(ReadRing, AutoFallsBackToReadOffTracefs) {
