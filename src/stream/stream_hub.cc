@@ -170,12 +170,15 @@ void StreamHub::close_rings() {
 void StreamHub::run() {
   using Clock = std::chrono::steady_clock;
   constexpr auto kPollInterval = std::chrono::milliseconds(kPollMs);
+  constexpr auto kRest = std::chrono::milliseconds(kRestMs);
   std::vector<CpuSink> sinks;
   for (int cpu = 0; cpu < cpus(); ++cpu) sinks.emplace_back(*this, cpu);
   const CpuRing* opened = nullptr;  // the rings `behind` is about
   std::vector<bool> behind;         // per ring: the last turn took a full batch
+  std::vector<Clock::time_point> rest_until;  // per ring: caught up; not polled before this
   Clock::time_point last_sweep;
   std::vector<pollfd> fds;
+  std::size_t added = 0;  // records queued since readers were last told
   for (;;) {
     {
       std::unique_lock lock(state_mu_);
@@ -216,37 +219,56 @@ void StreamHub::run() {
     if (rings_.front().get() != opened) {  // new rings: read them all at once
       opened = rings_.front().get();
       behind.assign(rings_.size(), true);
+      rest_until.assign(rings_.size(), Clock::time_point());
       last_sweep = Clock::now();
     }
     // Which rings to read in this turn: one that had more than a batch in
-    // the last, one the kernel says is ready, and every one each kPollMs.
-    // The kernel wakes a ring's poller once it is buffer_percent full (half,
-    // by default), so a storm is read in large gulps and a trickle comes in
-    // batches at most kPollMs late. A ring that was caught up is not read
-    // again at the writer's heels: the kernel then fills whole sub-buffers,
-    // which read(2) takes by swapping a page (a partly read sub-buffer is
-    // copied event by event, and mmap's GET_READER consumes event by event).
-    bool any_behind = std::find(behind.begin(), behind.end(), true) != behind.end();
+    // the last; one the kernel says is ready (it wakes a ring's poller once
+    // the ring is buffer_percent full, half by default), but not within
+    // kRest of catching up with its writer; and every one each kPollMs, so
+    // a trickle comes in batches at most that late. Not reading at the
+    // writer's heels lets the kernel fill whole sub-buffers, which read(2)
+    // takes by swapping a page (a partly read sub-buffer is copied event by
+    // event, and mmap's GET_READER consumes event by event); and the
+    // kernel's readiness can stay up after a catch-up, so polling such a
+    // ring at once again would spin.
     auto now = Clock::now();
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(last_sweep + kPollInterval - now).count();
+    bool any_behind = std::find(behind.begin(), behind.end(), true) != behind.end();
+    auto wake_at = last_sweep + kPollInterval;
     fds.assign(1, {wake_fd_, POLLIN, 0});
-    for (const auto& r : rings_) fds.push_back({r->poll_fd(), POLLIN, 0});
-    ::poll(fds.data(), fds.size(), any_behind ? 0 : static_cast<int>(std::max<long long>(left, 0)));
+    for (std::size_t i = 0; i < rings_.size(); ++i) {
+      bool resting = now < rest_until[i];
+      if (resting) wake_at = std::min(wake_at, rest_until[i]);
+      fds.push_back({resting ? -1 : rings_[i]->poll_fd(), POLLIN, 0});
+    }
+    long long wait_ms = 0;
+    if (!any_behind && wake_at > now)  // rounded up: never spin on a sub-millisecond wait
+      wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - now + std::chrono::microseconds(999)).count();
+    ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
     if (fds[0].revents & POLLIN) {
       std::uint64_t drain;
       (void)!read(wake_fd_, &drain, sizeof drain);
     }
-    bool sweep = Clock::now() >= last_sweep + kPollInterval;
-    if (sweep) last_sweep = Clock::now();
-    std::size_t added = 0;
+    now = Clock::now();
+    bool sweep = now >= last_sweep + kPollInterval;
+    if (sweep) last_sweep = now;
     for (std::size_t i = 0; i < rings_.size(); ++i) {
-      if (!behind[i] && !sweep && !(fds[i + 1].revents & (POLLIN | POLLERR | POLLHUP))) continue;
+      bool ready = fds[i + 1].fd >= 0 && (fds[i + 1].revents & (POLLIN | POLLERR | POLLHUP));
+      if (!behind[i] && !sweep && !ready) continue;
       std::lock_guard lock(cpu_[i]->mu);
       sinks[i].added = 0;
       behind[i] = rings_[i]->drain(sinks[i], kDrainBatch) == static_cast<int>(kDrainBatch);
+      if (!behind[i]) rest_until[i] = now + kRest;
       added += sinks[i].added;
     }
-    if (added) for (auto& l : listeners_) l();
+    // Waiting readers are answered once the rings are caught up, or every
+    // kNotifyRecords in a storm: fewer, larger answers, and the producer
+    // gets back to the rings sooner.
+    bool caught_up = std::find(behind.begin(), behind.end(), true) == behind.end();
+    if (added && (caught_up || added >= kNotifyRecords)) {
+      for (auto& l : listeners_) l();
+      added = 0;
+    }
   }
 }
 

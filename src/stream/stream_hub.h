@@ -31,7 +31,9 @@ class StreamHub {
  public:
   static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU
   static constexpr std::size_t kDrainBatch = 4096;     // records taken from one ring in a turn
-  static constexpr int kPollMs = 20;                    // otherwise look again this often
+  static constexpr std::size_t kNotifyRecords = 16384;  // in a storm, tell readers this often
+  static constexpr int kPollMs = 5;                    // every ring is looked at this often
+  static constexpr int kRestMs = 1;                    // a caught-up ring is left alone this long
 
   // `instance_path`: the tracefs instance whose rings are read; `cpus`: how
   // many; `resolution` must outlive the hub.
