@@ -30,6 +30,7 @@ namespace eventfs {
 class StreamHub {
  public:
   static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU
+  static constexpr int kSubbufKb = 64;                  // eventfs's instance's sub-buffer size
   static constexpr std::size_t kDrainBatch = 4096;     // records taken from one ring in a turn
   static constexpr std::size_t kNotifyRecords = 16384;  // in a storm, tell readers this often
   static constexpr int kPollMs = 5;                    // every ring is looked at this often
