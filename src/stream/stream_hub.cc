@@ -169,7 +169,10 @@ void StreamHub::close_rings() {
 
 void StreamHub::run() {
   using Clock = std::chrono::steady_clock;
-  constexpr auto kPollInterval = std::chrono::milliseconds(kPollMs);
+  // The sweep interval: kPollMs while records come, doubling up to
+  // kIdlePollMs while sweeps find nothing (an idle open stream costs a few
+  // wakeups a second, not hundreds).
+  auto interval = std::chrono::milliseconds(kPollMs);
   constexpr auto kRest = std::chrono::milliseconds(kRestMs);
   std::vector<CpuSink> sinks;
   for (int cpu = 0; cpu < cpus(); ++cpu) sinks.emplace_back(*this, cpu);
@@ -221,12 +224,14 @@ void StreamHub::run() {
       behind.assign(rings_.size(), true);
       rest_until.assign(rings_.size(), Clock::time_point());
       last_sweep = Clock::now();
+      interval = std::chrono::milliseconds(kPollMs);
     }
     // Which rings to read in this turn: one that had more than a batch in
     // the last; one the kernel says is ready (it wakes a ring's poller once
     // the ring is buffer_percent full, half by default), but not within
-    // kRest of catching up with its writer; and every one each kPollMs, so
-    // a trickle comes in batches at most that late. Not reading at the
+    // kRest of catching up with its writer; and every one at each sweep
+    // (kPollMs apart while records come, so a trickle comes in batches at
+    // most that late; up to kIdlePollMs apart when idle). Not reading at the
     // writer's heels lets the kernel fill whole sub-buffers, which read(2)
     // takes by swapping a page (a partly read sub-buffer is copied event by
     // event, and mmap's GET_READER consumes event by event); and the
@@ -234,7 +239,7 @@ void StreamHub::run() {
     // ring at once again would spin.
     auto now = Clock::now();
     bool any_behind = std::find(behind.begin(), behind.end(), true) != behind.end();
-    auto wake_at = last_sweep + kPollInterval;
+    auto wake_at = last_sweep + interval;
     fds.assign(1, {wake_fd_, POLLIN, 0});
     for (std::size_t i = 0; i < rings_.size(); ++i) {
       bool resting = now < rest_until[i];
@@ -250,8 +255,9 @@ void StreamHub::run() {
       (void)!read(wake_fd_, &drain, sizeof drain);
     }
     now = Clock::now();
-    bool sweep = now >= last_sweep + kPollInterval;
+    bool sweep = now >= last_sweep + interval;
     if (sweep) last_sweep = now;
+    std::size_t before = added;
     for (std::size_t i = 0; i < rings_.size(); ++i) {
       bool ready = fds[i + 1].fd >= 0 && (fds[i + 1].revents & (POLLIN | POLLERR | POLLHUP));
       if (!behind[i] && !sweep && !ready) continue;
@@ -261,6 +267,9 @@ void StreamHub::run() {
       if (!behind[i]) rest_until[i] = now + kRest;
       added += sinks[i].added;
     }
+    if (sweep)
+      interval = added > before ? std::chrono::milliseconds(kPollMs)
+                                : std::min(interval * 2, std::chrono::milliseconds(kIdlePollMs));
     // Waiting readers are answered once the rings are caught up, or every
     // kNotifyRecords in a storm: fewer, larger answers, and the producer
     // gets back to the rings sooner.

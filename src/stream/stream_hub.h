@@ -33,7 +33,8 @@ class StreamHub {
   static constexpr int kSubbufKb = 64;                  // eventfs's instance's sub-buffer size
   static constexpr std::size_t kDrainBatch = 4096;     // records taken from one ring in a turn
   static constexpr std::size_t kNotifyRecords = 16384;  // in a storm, tell readers this often
-  static constexpr int kPollMs = 5;                    // every ring is looked at this often
+  static constexpr int kPollMs = 5;                    // every ring is looked at this often,
+  static constexpr int kIdlePollMs = 40;               // or up to this when nothing comes
   static constexpr int kRestMs = 1;                    // a caught-up ring is left alone this long
 
   // `instance_path`: the tracefs instance whose rings are read; `cpus`: how
