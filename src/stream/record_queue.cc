@@ -1,5 +1,6 @@
 #include "stream/record_queue.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <eventfs/record.h>
@@ -59,6 +60,12 @@ void RecordQueue::drop_oldest() {
     ++dropped_total_;
   }
   pop();
+}
+
+std::size_t RecordQueue::free_bytes() const {
+  if (empty()) return cap_;
+  if (wrapped_) return head_ - tail_;
+  return std::max(cap_ - tail_, head_);
 }
 
 std::int32_t RecordQueue::front_pid() const {

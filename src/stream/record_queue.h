@@ -52,6 +52,9 @@ class RecordQueue {
   // Records (not lost-events records) dropped so far.
   std::uint64_t dropped_total() const { return dropped_total_; }
   std::uint64_t count() const { return count_; }
+  // Bytes that can be reserved without dropping anything (a lower bound:
+  // free space split by the end of the buffer counts only its larger part).
+  std::size_t free_bytes() const;
 
  private:
   static constexpr std::size_t kPrefix = 8;  // u32 pid, u32 entry size

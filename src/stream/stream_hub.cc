@@ -16,30 +16,40 @@
 
 namespace eventfs {
 
-// Projects one CPU's raw records into its queue.
+// Projects one CPU's raw records into `target`: the CPU's queue (its lock
+// held) or the producer's own staging queue for that CPU.
 class StreamHub::CpuSink final : public RingSink {
  public:
-  CpuSink(StreamHub& hub, int cpu) : hub_(hub), cpu_(cpu), queue_(hub.cpu_[static_cast<std::size_t>(cpu)]->queue) {}
-  // Called with the CPU's lock held: records are projected straight into its queue.
+  CpuSink(StreamHub& hub, int cpu) : hub_(hub), cpu_(cpu) {}
   void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
     for (const Projection* p = hub_.table_.find_record(raw, len); p; p = hub_.table_.next_same_raw(*p)) {
       if (hub_.wanted_ && !hub_.wanted_->wanted(hub_.table_.index_of(*p))) continue;
-      if (std::uint8_t* to = queue_.reserve(p->pid(raw, len), record_size(*p))) write_record(*p, ts, raw, len, to);
+      if (std::uint8_t* to = target->reserve(p->pid(raw, len), record_size(*p))) write_record(*p, ts, raw, len, to);
       ++added;
     }
   }
   void lost(std::uint64_t ts, std::uint64_t count, bool unknown) override {
-    if (std::uint8_t* to = queue_.reserve(0, lost_record_size()))
+    if (std::uint8_t* to = target->reserve(0, lost_record_size()))
       write_lost_record(ts, count, static_cast<std::uint32_t>(cpu_), unknown, to);
     ++added;
   }
+  RecordQueue* target = nullptr;
   std::size_t added = 0;
 
  private:
   StreamHub& hub_;
   int cpu_;
-  RecordQueue& queue_;
 };
+
+namespace {
+// Moves every record of `from` to the back of `to`.
+void move_records(RecordQueue& from, RecordQueue& to) {
+  while (!from.empty()) {
+    if (std::uint8_t* p = to.reserve(from.front_pid(), from.front_size())) std::memcpy(p, from.front(), from.front_size());
+    from.pop();
+  }
+}
+}  // namespace
 
 class StreamHub::TextChannel final : public StreamChannel {
  public:
@@ -182,6 +192,11 @@ void StreamHub::run() {
   Clock::time_point last_sweep;
   std::vector<pollfd> fds;
   std::size_t added = 0;  // records queued since readers were last told
+  // The most a raw record can take in a queue: one record of the largest
+  // stable event for each stable event over one raw event, at worst all.
+  const std::size_t max_entry =
+      (8 + EVENTFS_RECORD_SIZE(std::max(table_.max_payload_size(), lost_record_size()))) *
+      std::max<std::size_t>(1, table_.projections().size());
   for (;;) {
     {
       std::unique_lock lock(state_mu_);
@@ -261,9 +276,25 @@ void StreamHub::run() {
     for (std::size_t i = 0; i < rings_.size(); ++i) {
       bool ready = fds[i + 1].fd >= 0 && (fds[i + 1].revents & (POLLIN | POLLERR | POLLHUP));
       if (!behind[i] && !sweep && !ready) continue;
-      std::lock_guard lock(cpu_[i]->mu);
+      // A reader taking from the queue (or one preempted while it does)
+      // must not hold the ring up: while the queue is busy, records go to
+      // the producer's staging queue, moved over when the queue is free
+      // (waiting for it only if the staging queue is nearly full).
+      PerCpu& c = *cpu_[i];
+      std::size_t batch = kDrainBatch;
+      std::unique_lock lock(c.mu, std::try_to_lock);
+      if (!lock) {
+        batch = std::min(batch, c.staging.free_bytes() / max_entry);  // nothing staged is ever dropped
+        if (batch < kDrainBatch / 16) {
+          lock.lock();
+          batch = kDrainBatch;
+        }
+      }
+      if (lock) move_records(c.staging, c.queue);
+      sinks[i].target = lock ? &c.queue : &c.staging;
       sinks[i].added = 0;
-      behind[i] = rings_[i]->drain(sinks[i], kDrainBatch) == static_cast<int>(kDrainBatch);
+      int got = rings_[i]->drain(sinks[i], batch);
+      behind[i] = got == static_cast<int>(batch);
       if (!behind[i]) rest_until[i] = now + kRest;
       added += sinks[i].added;
     }
@@ -275,6 +306,11 @@ void StreamHub::run() {
     // gets back to the rings sooner.
     bool caught_up = std::find(behind.begin(), behind.end(), true) == behind.end();
     if (added && (caught_up || added >= kNotifyRecords)) {
+      for (auto& c : cpu_) {
+        if (c->staging.empty()) continue;
+        std::lock_guard lock(c->mu);
+        move_records(c->staging, c->queue);
+      }
       for (auto& l : listeners_) l();
       added = 0;
     }

@@ -33,6 +33,7 @@ class StreamHub {
   static constexpr int kSubbufKb = 64;                  // eventfs's instance's sub-buffer size
   static constexpr std::size_t kDrainBatch = 4096;     // records taken from one ring in a turn
   static constexpr std::size_t kNotifyRecords = 16384;  // in a storm, tell readers this often
+  static constexpr std::size_t kStagingBytes = 8u << 20;     // per CPU, used while a reader holds the queue
   static constexpr int kPollMs = 5;                    // every ring is looked at this often,
   static constexpr int kIdlePollMs = 40;               // or up to this when nothing comes
   static constexpr int kRestMs = 1;                    // a caught-up ring is left alone this long
@@ -85,9 +86,10 @@ class StreamHub {
   // stats_text() reads it. The producer holds one CPU's lock at a time;
   // take_text() holds them all, in CPU order.
   struct PerCpu {
-    explicit PerCpu(std::size_t queue_bytes) : queue(queue_bytes) {}
+    explicit PerCpu(std::size_t queue_bytes) : queue(queue_bytes), staging(kStagingBytes) {}
     std::mutex mu;
     RecordQueue queue;
+    RecordQueue staging;  // the producer's alone: records made while `queue` was busy
     RingStats closed;  // counts of the rings closed so far
     // The kernel's overrun counter up to which losses were reported (0 at
     // first: the instance is new at mount); what the kernel overwrote while
