@@ -49,9 +49,6 @@ mkdir -p "$mnt"
 daemon=$!
 for _ in $(seq 100); do grep -q " $mnt fuse.eventfs " /proc/mounts && break; sleep 0.05; done
 echo 1 > "$mnt/marker/enable"
-if [ -n "${RINGS_NICE:-}" ]; then  # experiment: the priority of the thread that drains the rings
-  for t in /proc/$daemon/task/*; do [ "$(cat "$t/comm")" = eventfs-rings ] && renice -n "$RINGS_NICE" -p "${t##*/}" >/dev/null; done
-fi
 [ -n "${BUFFER_KB:-}" ] && echo "$BUFFER_KB" > "$direct/buffer_size_kb"
 # The instance's sub-buffer size (Linux >= 6.8); the direct reader reads one per read(2).
 [ -n "${SUBBUF_KB:-}" ] && echo "$SUBBUF_KB" > "$direct/buffer_subbuf_size_kb"
