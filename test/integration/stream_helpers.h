@@ -840,4 +840,19 @@ inline std::string write_marker_catalog(const TempDir& dir) {
   return path;
 }
 
+// eventfs over the default catalog plus `marker`, with `extra` options (a
+// catalog that cannot be written makes the daemon, and so Start(), fail).
+inline std::vector<std::string> marker_mount_args(const TempDir& dir, const std::vector<std::string>& extra) {
+  std::string catalog = write_marker_catalog(dir);
+  std::vector<std::string> args{"-o", "catalog=" + (catalog.empty() ? dir / "unwritten.catalog" : catalog)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+struct MarkerMount {
+  explicit MarkerMount(const std::vector<std::string>& extra = {}) : m(marker_mount_args(dir, extra)) {}
+  TempDir dir;  // the catalog, for as long as the mount
+  MountedEventfs m;
+};
+
 }  // namespace eventfs_it::stream

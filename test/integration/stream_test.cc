@@ -234,11 +234,8 @@ std::string strip_marker_end(std::string s, char end) {
 
 TEST_P(StreamMarkers, EveryMarkerArrivesExactlyOnceInOrderAndStatsShowTheReader) {
   const MarkerCase c = GetParam();
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  const std::string catalog = write_marker_catalog(dir);
-  ASSERT_FALSE(catalog.empty());
-  MountedEventfs m(std::vector<std::string>{"-o", "catalog=" + catalog, "-o", std::string("reader=") + c.reader});
+  MarkerMount mm({"-o", std::string("reader=") + c.reader});
+  MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
   ASSERT_EQ(slurp(m / "marker/format"), kMarkerFormat);
   const unsigned id = event_id(m, "marker");
@@ -790,11 +787,8 @@ class StreamLost : public StreamTest, public ::testing::WithParamInterface<Marke
 
 TEST_P(StreamLost, AnOverwrittenRingGivesALostMarkInTheStreamAndCountsInStats) {
   const MarkerCase c = GetParam();
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  const std::string catalog = write_marker_catalog(dir);
-  ASSERT_FALSE(catalog.empty());
-  MountedEventfs m(std::vector<std::string>{"-o", "catalog=" + catalog, "-o", std::string("reader=") + c.reader});
+  MarkerMount mm({"-o", std::string("reader=") + c.reader});
+  MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
   const unsigned id = event_id(m, "marker");
   const int cpu = test_cpu();
@@ -903,11 +897,8 @@ class StreamQueueOverflow : public StreamTest, public ::testing::WithParamInterf
 
 TEST_P(StreamQueueOverflow, AReaderThatFellBehindIsToldHowManyRecordsWereDropped) {
   const Via via = GetParam();
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  const std::string catalog = write_marker_catalog(dir);
-  ASSERT_FALSE(catalog.empty());
-  MountedEventfs m(std::vector<std::string>{"-o", "catalog=" + catalog});
+  MarkerMount mm;
+  MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
   const unsigned id = event_id(m, "marker");
   const int cpu = test_cpu();
@@ -1104,11 +1095,8 @@ class StreamSmallReads : public StreamTest {};
 // Whatever the fix (hide the files, or an always-on enable), a file the
 // mount lists must be readable, and an enable it lists must take a 1.
 TEST_F(StreamKnownBug, ControlFilesOfAnAlwaysOnRawEventWork) {
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  const std::string catalog = write_marker_catalog(dir);
-  ASSERT_FALSE(catalog.empty());
-  MountedEventfs m(std::vector<std::string>{"-o", "catalog=" + catalog});
+  MarkerMount mm;
+  MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
   for (const std::string d : {"marker", "raw/ftrace/print"}) {
     auto names = list_dir(m / d);
@@ -1208,11 +1196,8 @@ TEST_F(StreamKnownBug, ALazyUnmountReleasesParkedReaders) {
 // within a record and the next one began with its tail (record.h promises
 // whole records to any buffer of EVENTFS_RECORD_MAX_SIZE bytes or more).
 TEST_F(StreamSmallReads, ReadsLargerThanOneFuseRequestKeepEveryRecordOnce) {
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  const std::string catalog = write_marker_catalog(dir);
-  ASSERT_FALSE(catalog.empty());
-  MountedEventfs m(std::vector<std::string>{"-o", "catalog=" + catalog});
+  MarkerMount mm;
+  MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
   const unsigned id = event_id(m, "marker");
   const int cpu = test_cpu();

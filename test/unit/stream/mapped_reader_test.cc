@@ -180,37 +180,45 @@ TEST(MappedReader, MarkCountingLossesBeforeOpenIsReportedAsIs) {
   EXPECT_EQ(r.stats().overrun, 0u);
 }
 
+// One reader sub-buffer the kernel marked "events lost, count not stored",
+// the meta page's overrun counter at `counter`, losses counted from `base`
+// (count_losses_from): what one drain delivers.
+struct UncountedLossDrain {
+  UncountedLossDrain(std::uint64_t counter, std::uint64_t base) {
+    FakeKernel k;
+    k.meta.overrun = counter;
+    SubbufBuilder p0(8, 0);
+    p0.event(ev('a')).missed(-1);
+    k.put(0, p0);
+    MappedReader r = k.reader();
+    r.count_losses_from(base);
+    CollectSink sink;
+    drained = r.drain(sink, 100);
+    delivered = tags(sink);
+    stats = r.stats();
+  }
+  int drained;
+  std::string delivered;
+  RingStats stats;
+};
+
 // The kernel overwrote events while no stream was open, and the first
 // reader sub-buffer has no room for the count: with the loss baseline where
-// the previous reader stopped (count_losses_from), the count comes from the
-// overrun counter instead of being 0.
+// the previous reader stopped, the count comes from the overrun counter
+// instead of being 0.
 TEST(MappedReader, UncountedLossBeforeTheFirstDrainIsCountedFromTheBaseline) {
-  FakeKernel k;
-  k.meta.overrun = 100;  // 40 of them lost since the previous reader stopped at 60
-  SubbufBuilder p0(8, 0);
-  p0.event(ev('a')).missed(-1);
-  k.put(0, p0);
-  MappedReader r = k.reader();
-  r.count_losses_from(60);
-  CollectSink sink;
-  ASSERT_EQ(r.drain(sink, 100), 1);
-  EXPECT_EQ(tags(sink), "[lost 40?]a");
-  EXPECT_EQ(r.stats().overrun, 40u);
-  EXPECT_EQ(r.stats().overrun_counter, 100u);
+  UncountedLossDrain d(100, 60);  // 40 lost since the previous reader stopped at 60
+  EXPECT_EQ(d.drained, 1);
+  EXPECT_EQ(d.delivered, "[lost 40?]a");
+  EXPECT_EQ(d.stats.overrun, 40u);
+  EXPECT_EQ(d.stats.overrun_counter, 100u);
 }
 
 TEST(MappedReader, ALossBaselineAboveTheCounterCountsNothing) {
-  FakeKernel k;
-  k.meta.overrun = 5;  // the counter was reset (the ring was cleared) since
-  SubbufBuilder p0(8, 0);
-  p0.event(ev('a')).missed(-1);
-  k.put(0, p0);
-  MappedReader r = k.reader();
-  r.count_losses_from(60);
-  CollectSink sink;
-  ASSERT_EQ(r.drain(sink, 100), 1);
-  EXPECT_EQ(tags(sink), "[lost 0?]a");
-  EXPECT_EQ(r.stats().overrun, 0u);
+  UncountedLossDrain d(5, 60);  // the counter was reset (the ring was cleared) since
+  EXPECT_EQ(d.drained, 1);
+  EXPECT_EQ(d.delivered, "[lost 0?]a");
+  EXPECT_EQ(d.stats.overrun, 0u);
 }
 
 TEST(MappedReader, GetReaderErrorIsReturned) {
