@@ -293,6 +293,7 @@ void StreamHub::run() {
       if (lock) move_records(c.staging, c.queue);
       sinks[i].target = lock ? &c.queue : &c.staging;
       sinks[i].added = 0;
+      std::lock_guard ring_lock(c.ring_mu);
       int got = rings_[i]->drain(sinks[i], batch);
       behind[i] = got == static_cast<int>(batch);
       if (!behind[i]) rest_until[i] = now + kRest;
@@ -397,7 +398,10 @@ std::string StreamHub::stats_text(int cpu) {
   PerCpu& c = *cpu_.at(i);
   std::lock_guard lock(c.mu);
   RingStats s = c.closed;
-  if (i < rings_.size()) accumulate(s, rings_[i]->stats());
+  if (i < rings_.size()) {
+    std::lock_guard ring_lock(c.ring_mu);
+    accumulate(s, rings_[i]->stats());
+  }
   const RecordQueue& q = c.queue;
   return fmt::format(
       "entries: {}\n"

@@ -82,12 +82,14 @@ class StreamHub {
   ProjectionTable table_;
   std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
 
-  // One CPU's side: its queue, and its ring while the producer drains it or
-  // stats_text() reads it. The producer holds one CPU's lock at a time;
-  // take_text() holds them all, in CPU order.
+  // One CPU's side. `mu` guards its queue (the producer holds one CPU's at
+  // a time; take_text() holds them all, in CPU order); `ring_mu` its ring's
+  // counters, held by the producer while it drains the ring and by
+  // stats_text() (after `mu`, when it holds both).
   struct PerCpu {
     explicit PerCpu(std::size_t queue_bytes) : queue(queue_bytes), staging(kStagingBytes) {}
     std::mutex mu;
+    std::mutex ring_mu;
     RecordQueue queue;
     RecordQueue staging;  // the producer's alone: records made while `queue` was busy
     RingStats closed;  // counts of the rings closed so far
