@@ -232,6 +232,64 @@ std::string strip_marker_end(std::string s, char end) {
   return s;
 }
 
+// What a collector read of `marker` records (stable id `id`) and lost marks
+// of CPU `cpu`, from trace_pipe lines or trace_pipe_raw records.
+struct MarkerStream {
+  std::vector<int> seq;  // marker numbers, in stream order
+  std::size_t marks = 0, unknown_marks = 0;
+  std::uint64_t lost_sum = 0;
+  std::vector<std::string> odd;  // anything else (the first 10)
+};
+
+MarkerStream parse_marker_stream(Collector& col, Via via, unsigned id, int cpu) {
+  MarkerStream out;
+  auto oddity = [&](const std::string& what) {
+    if (out.odd.size() < 10) out.odd.push_back(what);
+  };
+  auto marker = [&](const std::string& text, char end) {
+    int n = marker_number(strip_marker_end(text, end));
+    if (n >= 0)
+      out.seq.push_back(n);
+    else
+      oddity("not a marker: " + text);
+  };
+  if (via == Via::Text) {
+    static const std::regex lost_re("^CPU:(\\d+) \\[LOST (?:(\\d+) )?EVENTS\\]$");
+    static const std::regex marker_re("^-?\\d+ \\[\\d{3}\\] \\d+\\.\\d{6}: marker: text=(.*)$");
+    for (const auto& line : col.Lines()) {
+      std::smatch mm;
+      if (std::regex_match(line, mm, lost_re)) {
+        ++out.marks;
+        if (std::stoi(mm[1]) != cpu) oddity("lost mark of another CPU: " + line);
+        if (mm[2].matched)
+          out.lost_sum += std::stoull(mm[2]);
+        else
+          ++out.unknown_marks;
+      } else if (std::regex_match(line, mm, marker_re)) {
+        marker(mm[1], '?');
+      } else {
+        oddity("unexpected line: " + line);
+      }
+    }
+    return out;
+  }
+  for (const auto& r : col.Records()) {
+    if (r.header.id == EVENTFS_ID_LOST) {
+      ++out.marks;
+      eventfs_lost l;
+      std::memcpy(&l, r.payload.data(), sizeof l);
+      if (static_cast<int>(l.cpu) != cpu) oddity("lost record of cpu " + std::to_string(l.cpu));
+      out.lost_sum += l.count;
+      if (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) ++out.unknown_marks;
+    } else if (r.header.id == id) {
+      marker(std::string(r.payload.data(), strnlen(r.payload.data(), std::min<std::size_t>(64, r.payload.size()))), '\n');
+    } else {
+      oddity("record of id " + std::to_string(r.header.id));
+    }
+  }
+  return out;
+}
+
 TEST_P(StreamMarkers, EveryMarkerArrivesExactlyOnceInOrderAndStatsShowTheReader) {
   const MarkerCase c = GetParam();
   MarkerMount mm({"-o", std::string("reader=") + c.reader});
@@ -812,50 +870,7 @@ TEST_P(StreamLost, AnOverwrittenRingGivesALostMarkInTheStreamAndCountsInStats) {
   auto problems = col.Problems();
   EXPECT_TRUE(problems.empty()) << join(problems);
 
-  std::vector<int> seq;
-  std::vector<std::string> odd;
-  std::size_t marks = 0, unknown_marks = 0;
-  std::uint64_t lost_sum = 0;
-  if (c.via == Via::Text) {
-    static const std::regex lost_re("^CPU:(\\d+) \\[LOST (?:(\\d+) )?EVENTS\\]$");
-    static const std::regex marker_re("^-?\\d+ \\[\\d{3}\\] \\d+\\.\\d{6}: marker: text=(.*)$");
-    for (const auto& line : col.Lines()) {
-      std::smatch mm;
-      if (std::regex_match(line, mm, lost_re)) {
-        ++marks;
-        if (std::stoi(mm[1]) != cpu && odd.size() < 10) odd.push_back("lost mark of another CPU: " + line);
-        if (mm[2].matched)
-          lost_sum += std::stoull(mm[2]);
-        else
-          ++unknown_marks;
-      } else if (std::regex_match(line, mm, marker_re)) {
-        int n = marker_number(strip_marker_end(mm[1], '?'));
-        if (n < 0 && odd.size() < 10) odd.push_back("not a marker: " + line);
-        if (n >= 0) seq.push_back(n);
-      } else if (odd.size() < 10) {
-        odd.push_back("unexpected line: " + line);
-      }
-    }
-  } else {
-    for (const auto& r : col.Records()) {
-      if (r.header.id == EVENTFS_ID_LOST) {
-        ++marks;
-        eventfs_lost l;
-        std::memcpy(&l, r.payload.data(), sizeof l);
-        if (static_cast<int>(l.cpu) != cpu && odd.size() < 10)
-          odd.push_back("lost record of cpu " + std::to_string(l.cpu));
-        lost_sum += l.count;
-        if (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) ++unknown_marks;
-      } else if (r.header.id == id) {
-        std::string text(r.payload.data(), strnlen(r.payload.data(), std::min<std::size_t>(64, r.payload.size())));
-        int n = marker_number(strip_marker_end(text, '\n'));
-        if (n < 0 && odd.size() < 10) odd.push_back("not a marker: " + text);
-        if (n >= 0) seq.push_back(n);
-      } else if (odd.size() < 10) {
-        odd.push_back("record of id " + std::to_string(r.header.id));
-      }
-    }
-  }
+  auto [seq, marks, unknown_marks, lost_sum, odd] = parse_marker_stream(col, c.via, id, cpu);
   std::ostringstream ctx;
   ctx << seq.size() << " markers read, " << marks << " lost marks (" << unknown_marks << " without count) totalling "
       << lost_sum << "; kernel overrun " << overrun << "; eventfs stats:\n"
@@ -941,53 +956,16 @@ TEST_P(StreamQueueOverflow, AReaderThatFellBehindIsToldHowManyRecordsWereDropped
   auto problems = col.Problems();
   EXPECT_TRUE(problems.empty()) << join(problems);
 
-  std::size_t received = 0, marks = 0;
-  std::uint64_t lost_sum = 0;
-  int prev = -1;
-  bool ordered = true;
-  std::vector<std::string> odd;
-  auto marker = [&](int n) {
-    if (n <= prev) ordered = false;
-    prev = n;
-    ++received;
-  };
-  if (via == Via::Text) {
-    static const std::regex lost_re("^CPU:(\\d+) \\[LOST (?:(\\d+) )?EVENTS\\]$");
-    static const std::regex marker_re("^-?\\d+ \\[\\d{3}\\] \\d+\\.\\d{6}: marker: text=(.*)$");
-    for (const auto& line : col.Lines()) {
-      std::smatch mm;
-      if (std::regex_match(line, mm, lost_re)) {
-        ++marks;
-        if (mm[2].matched) lost_sum += std::stoull(mm[2]);
-      } else if (std::regex_match(line, mm, marker_re) && marker_number(strip_marker_end(mm[1], '?')) >= 0) {
-        marker(marker_number(strip_marker_end(mm[1], '?')));
-      } else if (odd.size() < 10) {
-        odd.push_back("unexpected line: " + line);
-      }
-    }
-  } else {
-    for (const auto& r : col.Records()) {
-      if (r.header.id == EVENTFS_ID_LOST) {
-        ++marks;
-        eventfs_lost l;
-        std::memcpy(&l, r.payload.data(), sizeof l);
-        lost_sum += l.count;
-      } else if (r.header.id == id) {
-        std::string text(r.payload.data(), strnlen(r.payload.data(), std::min<std::size_t>(64, r.payload.size())));
-        int n = marker_number(strip_marker_end(text, '\n'));
-        if (n >= 0) marker(n);
-        else if (odd.size() < 10) odd.push_back("not a marker: " + text);
-      } else if (odd.size() < 10) {
-        odd.push_back("record of id " + std::to_string(r.header.id));
-      }
-    }
-  }
+  auto [seq, marks, unknown_marks, lost_sum, odd] = parse_marker_stream(col, via, id, cpu);
+  const std::size_t received = seq.size();
+  const int newest = seq.empty() ? -1 : seq.back();
+  const bool ordered = std::adjacent_find(seq.begin(), seq.end(), std::greater_equal<int>()) == seq.end();
   std::ostringstream ctx;
   ctx << received << " markers read, " << marks << " lost marks totalling " << lost_sum << "; eventfs stats:\n" << stats;
   EXPECT_TRUE(odd.empty()) << join(odd);
   EXPECT_GT(marks, 0u) << "eventfs dropped records without saying so; " << ctx.str();
   EXPECT_TRUE(ordered) << "markers out of order or repeated; " << ctx.str();
-  EXPECT_EQ(prev, kMarkers - 1) << "the newest marker is not the last one read; " << ctx.str();
+  EXPECT_EQ(newest, kMarkers - 1) << "the newest marker is not the last one read; " << ctx.str();
   EXPECT_EQ(received + lost_sum, static_cast<std::size_t>(kMarkers)) << ctx.str();
   EXPECT_EQ(static_cast<std::uint64_t>(stat_value(stats, "dropped by eventfs") + stat_value(stats, "lost events")),
             lost_sum)
