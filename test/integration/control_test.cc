@@ -142,14 +142,6 @@ std::string translate_kernel_triggers(const std::string& text, const std::map<st
   return out;
 }
 
-// How often a process has been switched out (voluntarily and not).
-std::string context_switches_of(pid_t pid) {
-  std::string out;
-  for (const auto& l : split_lines(slurp("/proc/" + std::to_string(pid) + "/status")))
-    if (l.find("ctxt_switches") != std::string::npos) out += l + "\n";
-  return out;
-}
-
 // Two threads handing a byte back and forth over pipes: each hand-over is a
 // context switch on a machine with few CPUs.
 void ping_pong(int rounds) {
@@ -603,26 +595,22 @@ TEST_F(ControlTranslation, FiltersAreRenamedAndTaskStateLettersBecomeBitTests) {
 }
 
 TEST_F(ControlTranslation, TriggersAreTranslatedAndReadBackInStableNames) {
+  // pid -1 never runs: the counts stay as written (pid 1 is switched out now and then).
   const std::string k = "sched/sched_switch/trigger";
-  ASSERT_TRUE(Write("sched_switch/trigger", "enable_event:sched_migrate_task if prev_pid == 1\n"));
-  EXPECT_EQ(K(k), "enable_event:sched:sched_migrate_task:unlimited if prev_pid == 1\n");
-  EXPECT_EQ(M("sched_switch/trigger"), "enable_event:sched_migrate_task:unlimited if prev_pid == 1\n");
+  ASSERT_TRUE(Write("sched_switch/trigger", "enable_event:sched_migrate_task if prev_pid == -1\n"));
+  EXPECT_EQ(K(k), "enable_event:sched:sched_migrate_task:unlimited if prev_pid == -1\n");
+  EXPECT_EQ(M("sched_switch/trigger"), "enable_event:sched_migrate_task:unlimited if prev_pid == -1\n");
 
-  const std::string pid1_before = context_switches_of(1);
-  ASSERT_TRUE(Write("sched_switch/trigger", "traceoff:5 if prev_pid == 1\n"));
-  const std::string kernel = K(k), mount = M("sched_switch/trigger");
-  // The count goes down each time pid 1 is switched out (rarely): exact unless it was.
-  std::string traceoff = "traceoff:count=5 if prev_pid == 1";
-  if (context_switches_of(1) != pid1_before)
-    for (const auto& l : trigger_lines(kernel))
-      if (l.rfind("traceoff:", 0) == 0) traceoff = l;
+  ASSERT_TRUE(Write("sched_switch/trigger", "traceoff:5 if prev_pid == -1\n"));
+  const std::string kernel = K(k);
   EXPECT_EQ(as_set(trigger_lines(kernel)),
-            (std::set<std::string>{"enable_event:sched:sched_migrate_task:unlimited if prev_pid == 1", traceoff}));
+            (std::set<std::string>{"enable_event:sched:sched_migrate_task:unlimited if prev_pid == -1",
+                                   "traceoff:count=5 if prev_pid == -1"}));
   // In the kernel's order, line for line.
   std::string expected;
   for (const auto& l : trigger_lines(kernel))
-    expected += l.rfind("traceoff:", 0) == 0 ? l + "\n" : "enable_event:sched_migrate_task:unlimited if prev_pid == 1\n";
-  EXPECT_EQ(mount, expected);
+    expected += l.rfind("traceoff:", 0) == 0 ? l + "\n" : "enable_event:sched_migrate_task:unlimited if prev_pid == -1\n";
+  EXPECT_EQ(M("sched_switch/trigger"), expected);
 
   // A trigger filter in task_switch's names, with a task state.
   ASSERT_TRUE(Write("task_switch/trigger", "stacktrace if from == 7 && state == 'D'\n"));
@@ -632,14 +620,14 @@ TEST_F(ControlTranslation, TriggersAreTranslatedAndReadBackInStableNames) {
   auto task_lines = trigger_lines(M("task_switch/trigger"));
   EXPECT_TRUE(as_set(task_lines).count("stacktrace:unlimited if from == 7 && state == 'D'")) << M("task_switch/trigger");
   // Each reader sees the other's triggers in its own field names.
-  EXPECT_TRUE(as_set(task_lines).count("enable_event:sched_migrate_task:unlimited if from == 1"))
+  EXPECT_TRUE(as_set(task_lines).count("enable_event:sched_migrate_task:unlimited if from == -1"))
       << M("task_switch/trigger");
   for (const auto& l : trigger_lines(M("sched_switch/trigger")))
     EXPECT_EQ(l.find("from"), std::string::npos) << "task_switch's names in sched_switch/trigger: " << l;
 
   ASSERT_TRUE(Write("sched_switch/trigger", "!traceoff\n"));
   ASSERT_TRUE(Write("task_switch/trigger", "!stacktrace\n"));
-  EXPECT_EQ(K(k), "enable_event:sched:sched_migrate_task:unlimited if prev_pid == 1\n");
+  EXPECT_EQ(K(k), "enable_event:sched:sched_migrate_task:unlimited if prev_pid == -1\n");
   ASSERT_TRUE(Write("sched_switch/trigger", "!enable_event:sched_migrate_task\n"));
   EXPECT_TRUE(trigger_lines(K(k)).empty()) << K(k);
   // No triggers: the kernel's header, as it is.
