@@ -52,7 +52,7 @@ class OpenFile {
   // holding a thread (nonblock: EAGAIN instead), and is answered when data
   // comes, when it is interrupted, or when the mount goes away.
   virtual bool is_stream() const { return false; }
-  virtual void read_async(std::uint64_t offset, std::size_t count, bool nonblock,
+  virtual void read_async(std::uint64_t offset, std::size_t count, bool /*nonblock*/,
                           std::unique_ptr<ReadCompletion> c) {
     std::string out;
     int e = read(offset, count, out);

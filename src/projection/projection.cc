@@ -52,12 +52,41 @@ using projection_detail::str16;
 
 // Writes dst[0, m): at most m-1 bytes of src (of which `avail` belong to
 // the string), up to the first NUL, then NULs. `readable`: bytes of the
-// record from src on (>= avail), which allows one 16-byte load for char[16].
+// record from src on (>= avail), which allows 16-byte loads (char[16],
+// char[32], ...) where the record has the bytes.
 inline void copy_string(const std::uint8_t* src, std::size_t avail, std::size_t readable, std::uint8_t* dst,
                         std::size_t m) {
 #ifdef __SSE2__
   if (m == 16 && readable >= 16) {
     str16(src, dst, static_cast<unsigned>(std::min<std::size_t>(avail, 15)));
+    return;
+  }
+#endif
+#ifdef __SSE2__
+  if (m % 16 == 0 && m > 16) {  // 16 bytes at a time while the record has them
+    const std::size_t lim = std::min(avail, m - 1);
+    const __m128i zero = _mm_setzero_si128();
+    std::size_t i = 0;
+    for (; i < lim && i + 16 <= readable; i += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+      unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)));
+      if (lim - i < 16) stop |= 1u << (lim - i);
+      if (stop) {
+        __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(projection_detail::kKeep + 16 - __builtin_ctz(stop)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_and_si128(v, keep));
+        for (i += 16; i < m; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), zero);
+        return;
+      }
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
+    }
+    if (i < lim) {  // the record ends within the next 16 bytes
+      const void* nul = std::memchr(src + i, 0, lim - i);
+      std::size_t n = nul ? static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - (src + i)) : lim - i;
+      std::memcpy(dst + i, src + i, n);
+      std::memset(dst + i + n, 0, m - i - n);
+      return;
+    }
+    for (; i < m; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), zero);
     return;
   }
 #endif

@@ -8,9 +8,11 @@
 namespace eventfs {
 
 std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
-  std::size_t need = kPrefix + size;
-  if (need > cap_) return nullptr;
-  if (!buf_) buf_.reset(new std::uint8_t[cap_]);  // uninitialized: untouched pages cost nothing
+  if (size > cap_ || size < kMinRecord) return nullptr;
+  if (!buf_) {  // uninitialized: untouched pages cost nothing
+    buf_.reset(new std::uint8_t[cap_]);
+    meta_.reset(new Meta[meta_cap_]);
+  }
   std::size_t at;
   for (;;) {
     if (empty()) {
@@ -18,27 +20,26 @@ std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
       wrapped_ = false;
     }
     if (!wrapped_) {
-      if (cap_ - tail_ >= need) {
+      if (cap_ - tail_ >= size) {
         at = tail_;
         break;
       }
-      if (head_ >= need) {  // start again at the front
+      if (head_ >= size) {  // start again at the front
         end_ = tail_;
         wrapped_ = true;
         at = 0;
         break;
       }
-    } else if (head_ - tail_ >= need) {
+    } else if (head_ - tail_ >= size) {
       at = tail_;
       break;
     }
     drop_oldest();  // the reader is behind
   }
-  tail_ = at + need;
-  std::uint32_t prefix[2] = {static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(need)};
-  std::memcpy(buf_.get() + at, prefix, kPrefix);
+  tail_ = at + size;
+  meta_[(meta_head_ + count_) % meta_cap_] = {pid, size};
   ++count_;
-  return buf_.get() + at + kPrefix;
+  return buf_.get() + at;
 }
 
 void RecordQueue::push(std::int32_t pid, const std::uint8_t* rec) {
@@ -68,31 +69,49 @@ std::size_t RecordQueue::free_bytes() const {
   return std::max(cap_ - tail_, head_);
 }
 
-std::int32_t RecordQueue::front_pid() const {
-  std::int32_t pid;
-  std::memcpy(&pid, buf_.get() + head_, sizeof pid);
-  return pid;
-}
-
-std::uint32_t RecordQueue::front_size() const {
-  std::uint32_t entry;
-  std::memcpy(&entry, buf_.get() + head_ + 4, sizeof entry);
-  return entry - static_cast<std::uint32_t>(kPrefix);
-}
-
 std::uint64_t RecordQueue::front_ts() const {
   eventfs_record_header h;
   std::memcpy(&h, front(), sizeof h);
   return h.timestamp;
 }
 
-void RecordQueue::pop() {
-  head_ += kPrefix + front_size();
-  --count_;
+void RecordQueue::popped(std::size_t records, std::size_t bytes) {
+  head_ += bytes;
+  count_ -= records;
+  meta_head_ = (meta_head_ + records) % meta_cap_;
   if (wrapped_ && head_ == end_) {
     head_ = 0;
     wrapped_ = false;
   }
+}
+
+void RecordQueue::pop() { popped(1, front_size()); }
+
+std::size_t RecordQueue::take_into(std::string& out, std::size_t max_bytes, bool at_least_one) {
+  std::size_t taken = 0, taken_bytes = 0;
+  while (!empty()) {
+    // The records from head_ up to the end of the contiguous run.
+    const std::size_t run_end = wrapped_ ? end_ : tail_;
+    std::size_t at = head_, records = 0, m = meta_head_;
+    bool full = false;
+    while (at < run_end) {
+      std::uint32_t size = meta_[m].size;
+      if (++m == meta_cap_) m = 0;
+      if (taken_bytes + (at - head_) + size > max_bytes && !(at_least_one && taken == 0 && records == 0)) {
+        full = true;
+        break;
+      }
+      at += size;
+      ++records;
+    }
+    if (records == 0) break;
+    out.append(reinterpret_cast<const char*>(buf_.get() + head_), at - head_);
+    taken += records;
+    taken_bytes += at - head_;
+    popped(records, at - head_);
+    if (full) break;
+  }
+  return taken;
 }
 
 }  // namespace eventfs

@@ -3,38 +3,47 @@
 // falls behind, the oldest records go and the next reader is told how many
 // (a lost-events record at the place of the gap).
 //
-// One circular byte buffer, allocated at the first record (an idle mount
-// costs nothing) and never moved: each entry is contiguous (an entry that
-// does not fit before the end starts again at the front), so nothing is
-// allocated or slid per record, and a record is projected straight into
-// its place (reserve, then write).
+// One circular byte buffer of records back to back, allocated at the first
+// record (an idle mount costs nothing) and never moved: each record is
+// contiguous (one that does not fit before the end starts again at the
+// front), so nothing is allocated or slid per record, a record is projected
+// straight into its place (reserve, then write), and a reader takes a run
+// of records with one copy (take_into). Each record's pid and size sit in
+// a ring of their own: finding where a run ends reads that small array
+// in order, not each record's header from a buffer gone cold in cache.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace eventfs {
 
 class RecordQueue {
  public:
-  // `max_bytes`: the capacity (entries take 8 bytes more than their record).
-  explicit RecordQueue(std::size_t max_bytes) : cap_(max_bytes) {}
+  // `max_bytes`: the capacity, in bytes of records.
+  explicit RecordQueue(std::size_t max_bytes) : cap_(max_bytes), meta_cap_(max_bytes / kMinRecord + 1) {}
 
   // Room for one record of `size` bytes (a multiple of 8) at the back, made
   // by dropping the oldest if needed; the caller writes the record there
-  // (its header's size must be `size`). nullptr if `size` exceeds the capacity.
+  // (its header's size must be `size`).
+  // nullptr if `size` exceeds the capacity or is not a record's size.
   std::uint8_t* reserve(std::int32_t pid, std::uint32_t size);
   // Appends a copy of one framed record (header.size bytes at `rec`).
   void push(std::int32_t pid, const std::uint8_t* rec);
 
   bool empty() const { return count_ == 0; }
   // The oldest record (its framing) and its pid; only when !empty().
-  const std::uint8_t* front() const { return buf_.get() + head_ + kPrefix; }
-  std::int32_t front_pid() const;
-  std::uint32_t front_size() const;
+  const std::uint8_t* front() const { return buf_.get() + head_; }
+  std::int32_t front_pid() const { return meta_[meta_head_].pid; }
+  std::uint32_t front_size() const { return meta_[meta_head_].size; }
   std::uint64_t front_ts() const;
   void pop();
+  // Appends whole records from the front to `out` and removes them: as many
+  // as fit in `max_bytes`, and the first even if it alone does not when
+  // `at_least_one`. Returns how many. One copy per contiguous run.
+  std::size_t take_into(std::string& out, std::size_t max_bytes, bool at_least_one);
 
   // Events dropped because the queue was full, not yet reported: the
   // records, plus the counts of the kernel's lost-events records among them
@@ -57,14 +66,22 @@ class RecordQueue {
   std::size_t free_bytes() const;
 
  private:
-  static constexpr std::size_t kPrefix = 8;  // u32 pid, u32 entry size
+  static constexpr std::size_t kMinRecord = 16;  // a record header
+  void popped(std::size_t records, std::size_t bytes);
   void drop_oldest();
 
   std::unique_ptr<std::uint8_t[]> buf_;
   std::size_t cap_;
-  // Live entries: [head_, tail_) when !wrapped_; [head_, end_) then
+  // Live records: [head_, tail_) when !wrapped_; [head_, end_) then
   // [0, tail_) when wrapped_.
   std::size_t head_ = 0, tail_ = 0, end_ = 0;
+  // The pid and size of each live record, from meta_head_ on, count_ of them.
+  struct Meta {
+    std::int32_t pid;
+    std::uint32_t size;
+  };
+  std::unique_ptr<Meta[]> meta_;
+  std::size_t meta_cap_, meta_head_ = 0;
   bool wrapped_ = false;
   std::uint64_t count_ = 0, dropped_total_ = 0;
   Dropped unreported_;

@@ -195,7 +195,7 @@ void StreamHub::run() {
   // The most a raw record can take in a queue: one record of the largest
   // stable event for each stable event over one raw event, at worst all.
   const std::size_t max_entry =
-      (8 + EVENTFS_RECORD_SIZE(std::max(table_.max_payload_size(), lost_record_size()))) *
+      EVENTFS_RECORD_SIZE(std::max(table_.max_payload_size(), lost_record_size())) *
       std::max<std::size_t>(1, table_.projections().size());
   for (;;) {
     {
@@ -341,12 +341,8 @@ bool StreamHub::take_cpu(int cpu, std::size_t max, std::string& out) {
   std::size_t start = out.size();
   if (RecordQueue::Dropped d = q.take_dropped(); d.count || d.unknown)
     lost_record(cpu, q.empty() ? 0 : q.front_ts(), d.count, d.unknown, out);
-  while (!q.empty()) {
-    std::uint32_t n = q.front_size();
-    if (out.size() > start && out.size() - start + n > max) break;
-    out.append(reinterpret_cast<const char*>(q.front()), n);
-    q.pop();
-  }
+  std::size_t used = out.size() - start;
+  if (used < max || used == 0) q.take_into(out, max - std::min(used, max), used == 0);
   return out.size() > start;
 }
 

@@ -285,6 +285,48 @@ TEST(Projection, RelLocAndTailStrings) {
   EXPECT_EQ(v.str("t"), std::string("tailtex") + '\0');
 }
 
+// Tail strings into char arrays of 16-byte multiples (copied 16 bytes at a
+// time): every string length, NUL position and record end around the
+// array's size gives the string's first bytes up to its NUL, at most M-1,
+// then NULs -- as a byte-by-byte copy would.
+TEST(Projection, WideCharArraysMatchAByteByByteCopy) {
+  RawEvent raw;
+  raw.system = "t";
+  raw.name = "e";
+  raw.id = 3;
+  raw.common_fields = {{"common_type", "unsigned short", 0, 2, 2, false},
+                       {"common_pid", "int", 4, 4, 4, true}};
+  RawField tail{"t", "char", 8, 0, 1, false};
+  tail.shape = FieldShape::DynArray;
+  tail.loc = DynLoc::Tail;
+  raw.fields = {tail};
+  for (std::size_t m : {32u, 48u, 64u}) {
+    SCOPED_TRACE(m);
+    Catalog cat;
+    CatalogError err;
+    std::string text = "STABLE_EVENT(e, t:e, id=5,\n __array(char, t, " + std::to_string(m) + ") = t\n)\n";
+    ASSERT_TRUE(parse_catalog(text, "test", cat, err)) << err.str();
+    Binding b;
+    std::string why;
+    ASSERT_TRUE(bind_stable_event(cat.events[0], [&](const RawEventName&, std::string&) { return &raw; }, b, why))
+        << why;
+    Projection p = Projection::compile(b);
+    for (std::size_t body = 0; body <= m + 20; ++body) {
+      for (std::size_t nul : {std::size_t(0), body / 3, body > 0 ? body - 1 : 0, body, m - 1, m, std::size_t(1000)}) {
+        std::vector<std::uint8_t> rec(8 + body + 64, 0xee);  // 0xee: bytes past the record
+        for (std::size_t i = 0; i < body; ++i) rec[8 + i] = static_cast<std::uint8_t>(i == nul ? 0 : 'a' + i % 26);
+        std::vector<std::uint8_t> out(p.payload_size(), 0x55);
+        p.project(rec.data(), static_cast<std::uint32_t>(8 + body), out.data());
+        std::string want;
+        for (std::size_t i = 0; i < body && i < m - 1 && rec[8 + i]; ++i) want += static_cast<char>(rec[8 + i]);
+        want.resize(m, '\0');
+        ASSERT_EQ(std::string(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(m)), want)
+            << "body " << body << " nul at " << nul;
+      }
+    }
+  }
+}
+
 // Every prefix of a record projects without reading past it; what is cut
 // off comes out zero.
 TEST(Projection, TruncatedRecordsGiveZeroedFields) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "eventfs/record.h"
@@ -50,7 +51,7 @@ TEST(RecordQueue, KeepsOrderAndPids) {
 }
 
 TEST(RecordQueue, DroppedRecordsAreCountedOnce) {
-  const std::size_t one = 8 + EVENTFS_RECORD_SIZE(8);  // a record and its pid prefix
+  const std::size_t one = EVENTFS_RECORD_SIZE(8);
   RecordQueue q(4 * one);
   for (std::uint32_t i = 1; i <= 6; ++i) q.push(0, record(i, i).data());
   EXPECT_EQ(q.count(), 4u);
@@ -64,7 +65,7 @@ TEST(RecordQueue, DroppedRecordsAreCountedOnce) {
 
 // A dropped kernel lost-events record still counts what the kernel lost.
 TEST(RecordQueue, ADroppedLostEventsRecordKeepsItsCount) {
-  const std::size_t big = 8 + lost_record_size();
+  const std::size_t big = lost_record_size();
   RecordQueue q(2 * big);
   q.push(0, lost(1, 500, false).data());
   q.push(0, record(7, 2).data());
@@ -80,7 +81,7 @@ TEST(RecordQueue, ADroppedLostEventsRecordKeepsItsCount) {
 }
 
 TEST(RecordQueue, ADroppedUncountedLossMakesTheReportUncounted) {
-  const std::size_t one = 8 + lost_record_size();
+  const std::size_t one = lost_record_size();
   RecordQueue q(one);
   q.push(0, lost(1, 3, true).data());
   q.push(0, record(1, 2).data());
@@ -88,6 +89,27 @@ TEST(RecordQueue, ADroppedUncountedLossMakesTheReportUncounted) {
   EXPECT_EQ(d.count, 3u);
   EXPECT_TRUE(d.unknown);
   EXPECT_EQ(q.dropped_total(), 0u);
+}
+
+// take_into: whole records, in order, with their bytes, up to the limit;
+// one larger than the limit only when asked for at least one.
+TEST(RecordQueue, TakeIntoTakesWholeRecordsUpToTheLimit) {
+  const std::uint32_t one = EVENTFS_RECORD_SIZE(8);
+  RecordQueue q(1 << 20);
+  for (std::uint32_t i = 1; i <= 5; ++i) q.push(static_cast<std::int32_t>(i), record(i, i).data());
+  std::string out = "x";
+  EXPECT_EQ(q.take_into(out, 2 * one + one / 2, false), 2u);
+  ASSERT_EQ(out.size(), 1 + 2 * one);
+  EXPECT_EQ(out.substr(1), std::string(reinterpret_cast<const char*>(record(1, 1).data()), one) +
+                               std::string(reinterpret_cast<const char*>(record(2, 2).data()), one));
+  EXPECT_EQ(q.count(), 3u);
+  EXPECT_EQ(q.front_pid(), 3);
+  EXPECT_EQ(q.take_into(out, one - 1, false), 0u) << "no room for one record";
+  EXPECT_EQ(q.take_into(out, one - 1, true), 1u) << "at least one, asked for";
+  EXPECT_EQ(front_id(q), 4u);
+  EXPECT_EQ(q.take_into(out, 1 << 20, false), 2u);
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(out.size(), 1 + 5 * one);
 }
 
 // Records of many sizes through a small queue, wrapping around its end
@@ -110,6 +132,28 @@ TEST(RecordQueue, WrapsAroundWithoutLosingOrMangling) {
     }
     int pops = static_cast<int>(seed >> 20) % 6;
     dropped += q.take_dropped().count;
+    if (round % 3 == 0) {  // in bulk, as a binary stream reader takes them
+      std::string out;
+      std::size_t limit = (seed >> 8) % 400, n = q.take_into(out, limit, round % 2 == 0);
+      std::size_t at = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        eventfs_record_header h;
+        ASSERT_LE(at + sizeof h, out.size());
+        std::memcpy(&h, out.data() + at, sizeof h);
+        ASSERT_GE(h.id, next_out) << "out of order";
+        ASSERT_EQ(h.size, EVENTFS_RECORD_SIZE(8 * (1 + (h.id * 7) % 12)));
+        for (std::uint32_t b = sizeof h; b < h.size; ++b)
+          ASSERT_EQ(static_cast<std::uint8_t>(out[at + b]), static_cast<std::uint8_t>(h.id)) << "record " << h.id;
+        next_out = h.id + 1;
+        at += h.size;
+        ++taken;
+      }
+      ASSERT_EQ(at, out.size()) << "whole records only";
+      if (n > 1 || round % 2 != 0) {
+        ASSERT_LE(out.size(), limit);
+      }
+      continue;
+    }
     for (int i = 0; i < pops && !q.empty(); ++i) {
       eventfs_record_header h;
       std::memcpy(&h, q.front(), sizeof h);
