@@ -9,7 +9,8 @@
  *   stream_count direct PATH IDLE_MS [READ_BYTES]
  *       per_cpu/cpuN/trace_pipe_raw of a tracefs instance, one sub-buffer
  *       (READ_BYTES: the instance's buffer_subbuf_size_kb, default 4096) per
- *       read(2), walked with libtraceevent's kbuffer */
+ *       read(2), walked with libtraceevent's kbuffer; after a sub-buffer
+ *       well short of full it waits for readiness (or 10 ms) */
 #include <eventfs/record.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -39,8 +40,18 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
 	unsigned long long events = 0, lost = 0, gaps = 0, reads = 0, bytes = 0;
-	int quiet = 0;
+	int quiet = 0, caught_up = 0;
 	while (!stop) {
+		/* Direct: after a sub-buffer well short of full (the writer's), wait
+		 * for the kernel's readiness (the ring buffer_percent full) or 10 ms
+		 * rather than read on at the writer's heels, where the kernel copies
+		 * a partly written sub-buffer event by event: the cheap way to read
+		 * trace_pipe_raw, and a steady baseline. */
+		if (caught_up) {
+			struct pollfd p = {fd, POLLIN, 0};
+			poll(&p, 1, 10);
+			caught_up = 0;
+		}
 		ssize_t n = read(fd, buf, size);
 		if (n <= 0) {
 			struct pollfd p = {fd, POLLIN, 0};
@@ -49,6 +60,9 @@ int main(int argc, char **argv)
 			continue;
 		}
 		quiet = 0;
+		if (direct && kbuffer_load_subbuffer(kb, buf) >= 0 &&
+		    (size_t)kbuffer_subbuffer_size(kb) < size / 4 * 3)
+			caught_up = 1;
 		reads++;
 		bytes += (unsigned long long)n;
 		if (direct) {
