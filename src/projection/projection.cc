@@ -79,12 +79,11 @@ inline void copy_string(const std::uint8_t* src, std::size_t avail, std::size_t 
       }
       _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
     }
-    if (i < lim) {  // the record ends within the next 16 bytes
-      const void* nul = std::memchr(src + i, 0, lim - i);
-      std::size_t n = nul ? static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - (src + i)) : lim - i;
-      std::memcpy(dst + i, src + i, n);
-      std::memset(dst + i + n, 0, m - i - n);
-      return;
+    if (i < lim) {  // the record ends within the next 16 bytes: byte by byte
+      alignas(16) std::uint8_t last[16] = {};
+      for (std::size_t k = 0; i + k < lim && src[i + k]; ++k) last[k] = src[i + k];
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_load_si128(reinterpret_cast<const __m128i*>(last)));
+      i += 16;
     }
     for (; i < m; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), zero);
     return;
@@ -419,21 +418,6 @@ const Projection* ProjectionTable::find_sparse(int raw_id) const {
 
 int ProjectionTable::read_type_slow(const std::uint8_t* raw) const {
   return static_cast<int>(load_int(raw + type_off_, type_size_, false) & 0x7fffffff);
-}
-
-std::uint32_t record_size(const Projection& p) { return EVENTFS_RECORD_SIZE(p.payload_size()); }
-
-std::uint32_t write_record(const Projection& p, std::uint64_t ts, const std::uint8_t* raw,
-                           std::uint32_t len, std::uint8_t* out) {
-  eventfs_record_header h;
-  h.size = record_size(p);
-  h.id = p.stable_id();
-  h.timestamp = ts;
-  std::memcpy(out, &h, sizeof h);
-  std::uint32_t payload = p.payload_size();
-  p.project(raw, len, out + sizeof h);
-  std::memset(out + sizeof h + payload, 0, h.size - sizeof h - payload);
-  return h.size;
 }
 
 std::uint32_t lost_record_size() { return EVENTFS_RECORD_SIZE(sizeof(eventfs_lost)); }

@@ -41,6 +41,8 @@
 #include <string>
 #include <vector>
 
+#include <eventfs/record.h>
+
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -245,9 +247,20 @@ class ProjectionTable {
 // Writes one framed record (struct eventfs_record_header, the projected
 // payload, zero padding to 8) at `out`, which must have room for
 // record_size(p). Returns the bytes written.
-std::uint32_t record_size(const Projection& p);
-std::uint32_t write_record(const Projection& p, std::uint64_t ts, const std::uint8_t* raw,
-                           std::uint32_t len, std::uint8_t* out);
+// (Inline: they run once per record.)
+inline std::uint32_t record_size(const Projection& p) { return EVENTFS_RECORD_SIZE(p.payload_size()); }
+inline std::uint32_t write_record(const Projection& p, std::uint64_t ts, const std::uint8_t* raw,
+                                  std::uint32_t len, std::uint8_t* out) {
+  eventfs_record_header h;
+  h.size = record_size(p);
+  h.id = p.stable_id();
+  h.timestamp = ts;
+  __builtin_memcpy(out, &h, sizeof h);
+  const std::uint32_t end = static_cast<std::uint32_t>(sizeof h) + p.payload_size();
+  p.project(raw, len, out + sizeof h);
+  for (std::uint32_t i = end; i < h.size; ++i) out[i] = 0;  // at most 7
+  return h.size;
+}
 // A lost-events record (id EVENTFS_ID_LOST); always lost_record_size() bytes.
 std::uint32_t lost_record_size();
 std::uint32_t write_lost_record(std::uint64_t ts, std::uint64_t count, std::uint32_t cpu,
