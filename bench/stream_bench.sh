@@ -12,7 +12,8 @@
 # exits 0 whatever the figures.
 # Environment: READER (eventfs -o reader=), SECS, ROUNDS, MODERATE (markers/s
 # per CPU), BUFFER_KB, SUBBUF_KB, BUFFER_PERCENT (instance settings, both
-# readers), READ_KB (eventfs read size, default 64).
+# readers), READ_KB (eventfs read size, default 64), BLOCKING (1: eventfs's
+# streams are read with blocking reads).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
@@ -59,12 +60,16 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # Bytes per read(2): a sub-buffer for the direct reader; READ_KB (default 64) through eventfs.
 read_bytes() { if [ "$1" = direct ]; then echo "$subbuf_bytes"; else echo $(( ${READ_KB:-64} * 1024 )); fi; }
 
+# How eventfs's streams are read: O_NONBLOCK reads and poll(2) (the default),
+# or blocking reads (BLOCKING=1), which wait in the daemon, as cat's do.
+count_kind() { if [ "$1" = eventfs ] && [ -n "${BLOCKING:-}" ]; then echo eventfs-blocking; else echo "$1"; fi; }
+
 # run NAME MARKER_FILE STREAM_KIND STREAM_DIR RATE -> "events lost gaps reader_cpu daemon_cpu"
 run() {
   local marker=$2 kind=$3 dir=$4 rate=$5 pids=() outs=() t0 t1
   t0=$(cpu_ticks "$daemon")
   for c in $(seq 0 $((cpus - 1))); do
-    "$build/bench/stream_count" "$kind" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 "$(read_bytes "$kind")" > "$work/count.$c" &
+    "$build/bench/stream_count" "$(count_kind "$kind")" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 "$(read_bytes "$kind")" > "$work/count.$c" &
     pids+=($!)
   done
   sleep 0.2

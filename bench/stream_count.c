@@ -19,27 +19,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <traceevent/kbuffer.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, idle;
 static void on_term(int sig) { (void)sig; stop = 1; }
+static void on_alarm(int sig) { (void)sig; idle = 1; }
 
 int main(int argc, char **argv)
 {
 	if (argc != 4 && argc != 5)
 		return fprintf(stderr, "usage: %s eventfs|direct PATH IDLE_MS [READ_BYTES]\n", argv[0]), 2;
 	int direct = strcmp(argv[1], "direct") == 0, idle_ms = atoi(argv[3]);
+	int blocking = strcmp(argv[1], "eventfs-blocking") == 0;
 	size_t size = argc == 5 ? strtoul(argv[4], NULL, 10) : direct ? 4096 : EVENTFS_RECORD_MAX_SIZE;
 	uint64_t *buf = malloc(size + 8);
 	if (!buf || size < 4096)
 		return fprintf(stderr, "bad READ_BYTES\n"), 2;
-	int fd = open(argv[2], O_RDONLY | O_NONBLOCK);
+	int fd = open(argv[2], O_RDONLY | (blocking ? 0 : O_NONBLOCK));
 	if (fd < 0)
 		return perror(argv[2]), 1;
 	signal(SIGTERM, on_term);
+	/* Blocking: a read that waits is ended by SIGALRM (no SA_RESTART) once
+	 * nothing came for IDLE_MS. */
+	struct sigaction sa = {0};
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval idle_timer = {{0, 0}, {idle_ms / 1000, (idle_ms % 1000) * 1000}};
 	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
-	unsigned long long events = 0, lost = 0, gaps = 0, reads = 0, bytes = 0;
+	unsigned long long events = 0, lost = 0, gaps = 0, reads = 0, bytes = 0, first_ts = 0;
 	int quiet = 0, caught_up = 0;
 	while (!stop) {
 		/* Direct: after a sub-buffer well short of full (the writer's), wait
@@ -52,7 +61,15 @@ int main(int argc, char **argv)
 			poll(&p, 1, 10);
 			caught_up = 0;
 		}
+		if (blocking)
+			setitimer(ITIMER_REAL, &idle_timer, NULL);
 		ssize_t n = read(fd, buf, size);
+		if (blocking && n < 0) {
+			if (idle && events)
+				break;
+			idle = 0;
+			continue;
+		}
 		if (n <= 0) {
 			struct pollfd p = {fd, POLLIN, 0};
 			if (poll(&p, 1, 10) == 0 && events && (quiet += 10) >= idle_ms)
@@ -79,7 +96,11 @@ int main(int argc, char **argv)
 		} else {
 			for (const char *p = (const char *)buf, *end = p + n; p < end;) {
 				const struct eventfs_record_header *h = (const void *)p;
+				if (first_ts == 0)
+					first_ts = h->timestamp;
 				if (h->id == EVENTFS_ID_LOST) {
+					if (getenv("SHOW_LOST"))
+						fprintf(stderr, "lost %llu at +%.3f ms\n", (unsigned long long)((const struct eventfs_lost *)EVENTFS_RECORD_PAYLOAD(h))->count, (h->timestamp - first_ts) / 1e6);
 					lost += ((const struct eventfs_lost *)EVENTFS_RECORD_PAYLOAD(h))->count;
 					gaps++;
 				}

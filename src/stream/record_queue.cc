@@ -9,10 +9,7 @@ namespace eventfs {
 
 std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
   if (size > cap_ || size < kMinRecord) return nullptr;
-  if (!buf_) {  // uninitialized: untouched pages cost nothing
-    buf_.reset(new std::uint8_t[cap_]);
-    meta_.reset(new Meta[meta_cap_]);
-  }
+  if (!buf_) allocate();
   std::size_t at;
   for (;;) {
     if (empty()) {
@@ -40,6 +37,17 @@ std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
   meta_[(meta_head_ + count_) % meta_cap_] = {pid, size};
   ++count_;
   return buf_.get() + at;
+}
+
+void RecordQueue::allocate() {  // uninitialized: untouched pages cost nothing
+  buf_.reset(new std::uint8_t[cap_]);
+  meta_.reset(new Meta[meta_cap_]);
+}
+
+void RecordQueue::prefault() {
+  if (!buf_) allocate();
+  std::memset(buf_.get(), 0, cap_);
+  std::memset(static_cast<void*>(meta_.get()), 0, meta_cap_ * sizeof(Meta));
 }
 
 void RecordQueue::push(std::int32_t pid, const std::uint8_t* rec) {

@@ -137,6 +137,12 @@ bool StreamHub::open_rings(std::string& error) {
     rings.push_back(std::move(r));
   }
   auto locks = lock_all();
+  for (auto& c : cpu_) {
+    if (c->prefaulted) continue;
+    c->queue.prefault();
+    c->staging.prefault();
+    c->prefaulted = true;
+  }
   rings_ = std::move(rings);
   for (std::size_t i = 0; i < rings_.size(); ++i) {
     rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
@@ -180,8 +186,10 @@ void StreamHub::close_rings() {
 void StreamHub::run() {
   using Clock = std::chrono::steady_clock;
   // The sweep interval: kPollMs while records come, doubling up to
-  // kIdlePollMs while sweeps find nothing (an idle open stream costs a few
-  // wakeups a second, not hundreds).
+  // kIdlePollMs while sweeps find nothing (an idle open stream costs 100
+  // wakeups a second, not hundreds; at 40 ms a storm starting on an idle
+  // stream overran the kernel's ring before the first sweep: the kernel's
+  // buffer_percent wakeup alone came too late).
   auto interval = std::chrono::milliseconds(kPollMs);
   constexpr auto kRest = std::chrono::milliseconds(kRestMs);
   std::vector<CpuSink> sinks;

@@ -33,9 +33,9 @@ class StreamHub {
   static constexpr int kSubbufKb = 64;                  // eventfs's instance's sub-buffer size
   static constexpr std::size_t kDrainBatch = 4096;     // records taken from one ring in a turn
   static constexpr std::size_t kNotifyRecords = 16384;  // in a storm, tell readers this often
-  static constexpr std::size_t kStagingBytes = 8u << 20;     // per CPU, used while a reader holds the queue
+  static constexpr std::size_t kStagingBytes = 1u << 20;     // per CPU, used while a reader holds the queue
   static constexpr int kPollMs = 5;                    // every ring is looked at this often,
-  static constexpr int kIdlePollMs = 40;               // or up to this when nothing comes
+  static constexpr int kIdlePollMs = 10;               // or up to this when nothing comes
   static constexpr int kRestMs = 1;                    // a caught-up ring is left alone this long
 
   // `instance_path`: the tracefs instance whose rings are read; `cpus`: how
@@ -98,6 +98,7 @@ class StreamHub {
     // no stream was open is reported when the next one opens.
     std::uint64_t overrun_seen = 0;
     const char* mode = "closed";
+    bool prefaulted = false;  // the queues' pages are in (done when the rings first open)
   };
   std::vector<std::unique_ptr<PerCpu>> cpu_;
   std::mutex error_mu_;
