@@ -144,6 +144,7 @@ bool StreamHub::open_rings(std::string& error) {
     c->prefaulted = true;
   }
   rings_ = std::move(rings);
+  ++rings_opened_;
   for (std::size_t i = 0; i < rings_.size(); ++i) {
     rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
     cpu_[i]->mode = rings_[i]->mode();
@@ -194,7 +195,7 @@ void StreamHub::run() {
   constexpr auto kRest = std::chrono::milliseconds(kRestMs);
   std::vector<CpuSink> sinks;
   for (int cpu = 0; cpu < cpus(); ++cpu) sinks.emplace_back(*this, cpu);
-  const CpuRing* opened = nullptr;  // the rings `behind` is about
+  std::uint64_t opened = 0;  // the opening of the rings `behind` is about (0: none)
   std::vector<bool> behind;         // per ring: the last turn took a full batch
   std::vector<Clock::time_point> rest_until;  // per ring: caught up; not polled before this
   Clock::time_point last_sweep;
@@ -242,8 +243,9 @@ void StreamHub::run() {
       std::lock_guard lock(error_mu_);
       ring_error_.clear();
     }
-    if (rings_.front().get() != opened) {  // new rings: read them all at once
-      opened = rings_.front().get();
+    // New rings (a new opening: the address of the first could be the old one's).
+    if (rings_opened_ != opened) {  // read them all at once
+      opened = rings_opened_;
       behind.assign(rings_.size(), true);
       rest_until.assign(rings_.size(), Clock::time_point());
       last_sweep = Clock::now();

@@ -107,6 +107,7 @@ class StreamHub {
   std::function<void(const std::string&)> report_error_;
 
   std::vector<std::unique_ptr<CpuRing>> rings_;  // changed by the producer, under every PerCpu::mu
+  std::uint64_t rings_opened_ = 0;               // how often they were opened (the producer's)
   std::mutex state_mu_;
   std::condition_variable state_cv_;
   int readers_ = 0;
