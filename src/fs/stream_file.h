@@ -43,7 +43,7 @@ class StreamFile final : public FileBehaviour, public std::enable_shared_from_th
   int open(int flags, std::unique_ptr<OpenFile>& out) override;
 
   // New data (or an error) may be there: answer waiting readers and wake
-  // pollers. Called by the producer, with none of its locks held.
+  // pollers. Called by the source (any thread), with none of its locks held.
   void data_ready();
   // The mount is going away: every waiting and later read gets end of file.
   void end();

@@ -17,7 +17,7 @@
 namespace eventfs {
 
 // Projects one CPU's raw records into `target`: the CPU's queue (its lock
-// held) or the producer's own staging queue for that CPU.
+// held) or the drainer's own staging queue for that CPU.
 class StreamHub::CpuSink final : public RingSink {
  public:
   CpuSink(StreamHub& hub, int cpu) : hub_(hub), cpu_(cpu) {}
@@ -82,13 +82,16 @@ StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& reso
                      std::size_t queue_bytes, const WantedEvents* wanted)
     : instance_path_(std::move(instance_path)), mode_(mode), wanted_(wanted), table_(resolution.available) {
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
-  for (int i = 0; i < cpus; ++i) cpu_.push_back(std::make_unique<PerCpu>(queue_bytes));
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  for (int i = 0; i < cpus; ++i) {
+    cpu_.push_back(std::make_unique<PerCpu>(queue_bytes));
+    cpu_.back()->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  }
 }
 
 StreamHub::~StreamHub() {
   stop();
-  if (wake_fd_ >= 0) close(wake_fd_);
+  for (auto& c : cpu_)
+    if (c->wake_fd >= 0) close(c->wake_fd);
 }
 
 std::shared_ptr<StreamChannel> StreamHub::text_channel() { return std::make_shared<TextChannel>(*this); }
@@ -100,10 +103,20 @@ void StreamHub::on_data(std::function<void()> listener) { listeners_.push_back(s
 void StreamHub::on_ring_error(std::function<void(const std::string&)> report) { report_error_ = std::move(report); }
 
 void StreamHub::start() {
-  if (!thread_.joinable()) {
-    thread_ = std::thread([this] { run(); });
-    pthread_setname_np(thread_.native_handle(), "eventfs-rings");  // as top -H and ps -L show it
+  if (control_.joinable()) return;
+  // Named as top -H and ps -L show them.
+  control_ = std::thread([this] { control_loop(); });
+  pthread_setname_np(control_.native_handle(), "eventfs-streams");
+  for (int cpu = 0; cpu < cpus(); ++cpu) {
+    drainers_.emplace_back([this, cpu] { drain_loop(cpu); });
+    pthread_setname_np(drainers_.back().native_handle(), fmt::format("eventfs-cpu{}", cpu).substr(0, 15).c_str());
   }
+}
+
+void StreamHub::wake_drainers() {
+  std::uint64_t one = 1;
+  for (auto& c : cpu_)
+    if (c->wake_fd >= 0) (void)!write(c->wake_fd, &one, sizeof one);
 }
 
 void StreamHub::stop() {
@@ -112,9 +125,10 @@ void StreamHub::stop() {
     stopping_ = true;
   }
   state_cv_.notify_all();
-  std::uint64_t one = 1;
-  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
-  if (thread_.joinable()) thread_.join();
+  wake_drainers();
+  if (control_.joinable()) control_.join();
+  for (auto& t : drainers_) t.join();
+  drainers_.clear();
   close_rings();
 }
 
@@ -124,8 +138,6 @@ void StreamHub::reader_count(int delta) {
     readers_ += delta;
   }
   state_cv_.notify_all();
-  std::uint64_t one = 1;
-  (void)!write(wake_fd_, &one, sizeof one);
 }
 
 bool StreamHub::open_rings(std::string& error) {
@@ -144,7 +156,6 @@ bool StreamHub::open_rings(std::string& error) {
     c->prefaulted = true;
   }
   rings_ = std::move(rings);
-  ++rings_opened_;
   for (std::size_t i = 0; i < rings_.size(); ++i) {
     rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
     cpu_[i]->mode = rings_[i]->mode();
@@ -184,23 +195,60 @@ void StreamHub::close_rings() {
   rings_.clear();
 }
 
-void StreamHub::run() {
+void StreamHub::control_loop() {
+  std::unique_lock lock(state_mu_);
+  for (;;) {
+    if (readers_ == 0) ring_errno_.store(0);  // the next reader tries afresh
+    state_cv_.wait(lock, [this] { return stopping_ || (readers_ > 0) != rings_live_.load(); });
+    if (rings_live_ && (stopping_ || readers_ == 0)) {
+      // Nobody reads: leave the kernel's rings alone, once every drainer has
+      // let go of its ring.
+      rings_live_ = false;
+      wake_drainers();
+      state_cv_.wait(lock, [this] { return parked_ == cpus(); });
+      lock.unlock();
+      close_rings();
+      lock.lock();
+      continue;
+    }
+    if (stopping_) return;
+    lock.unlock();
+    std::string error;
+    if (open_rings(error)) {
+      if (ring_errno_.exchange(0) != 0) {
+        std::lock_guard elock(error_mu_);
+        ring_error_.clear();
+      }
+      lock.lock();
+      rings_live_ = true;
+      state_cv_.notify_all();
+      continue;
+    }
+    bool news;
+    {
+      std::lock_guard elock(error_mu_);
+      news = ring_error_ != error;
+      ring_error_ = error;
+    }
+    if (news) {
+      std::string line = "cannot read the ring buffer: " + error;
+      std::fprintf(stderr, "eventfs: %s\n", line.c_str());
+      if (report_error_) report_error_(line);
+    }
+    // Readers waiting get the error now, later ones at once; retried every
+    // second while someone reads.
+    if (ring_errno_.exchange(EIO) != EIO)
+      for (auto& l : listeners_) l();
+    lock.lock();
+    state_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || readers_ == 0; });
+  }
+}
+
+void StreamHub::drain_loop(int cpu) {
   using Clock = std::chrono::steady_clock;
-  // The sweep interval: kPollMs while records come, doubling up to
-  // kIdlePollMs while sweeps find nothing (an idle open stream costs 100
-  // wakeups a second, not hundreds; at 40 ms a storm starting on an idle
-  // stream overran the kernel's ring before the first sweep: the kernel's
-  // buffer_percent wakeup alone came too late).
-  auto interval = std::chrono::milliseconds(kPollMs);
   constexpr auto kRest = std::chrono::milliseconds(kRestMs);
-  std::vector<CpuSink> sinks;
-  for (int cpu = 0; cpu < cpus(); ++cpu) sinks.emplace_back(*this, cpu);
-  std::uint64_t opened = 0;  // the opening of the rings `behind` is about (0: none)
-  std::vector<bool> behind;         // per ring: the last turn took a full batch
-  std::vector<Clock::time_point> rest_until;  // per ring: caught up; not polled before this
-  Clock::time_point last_sweep;
-  std::vector<pollfd> fds;
-  std::size_t added = 0;  // records queued since readers were last told
+  PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
+  CpuSink sink(*this, cpu);
   // The most a raw record can take in a queue: one record of the largest
   // stable event for each stable event over one raw event, at worst all.
   const std::size_t max_entry =
@@ -209,122 +257,99 @@ void StreamHub::run() {
   for (;;) {
     {
       std::unique_lock lock(state_mu_);
-      if (readers_ == 0) ring_errno_.store(0);  // the next reader tries afresh
-      if (readers_ == 0 && !rings_.empty()) {
-        lock.unlock();
-        close_rings();  // nobody reads: leave the kernel's ring alone
-        lock.lock();
-      }
-      state_cv_.wait(lock, [this] { return stopping_ || readers_ > 0; });
+      ++parked_;
+      state_cv_.notify_all();
+      state_cv_.wait(lock, [this] { return stopping_ || rings_live_.load(); });
       if (stopping_) return;
+      --parked_;
     }
-    std::string error;
-    if (!open_rings(error)) {
-      bool news;
-      {
-        std::lock_guard lock(error_mu_);
-        news = ring_error_ != error;
-        ring_error_ = error;
-      }
-      if (news) {
-        std::string line = "cannot read the ring buffer: " + error;
-        std::fprintf(stderr, "eventfs: %s\n", line.c_str());
-        if (report_error_) report_error_(line);
-      }
-      // Readers waiting get the error now, later ones at once; retried
-      // every second while someone reads.
-      if (ring_errno_.exchange(EIO) != EIO)
-        for (auto& l : listeners_) l();
-      std::unique_lock lock(state_mu_);
-      state_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || readers_ == 0; });
-      continue;
-    }
-    if (ring_errno_.exchange(0) != 0) {
-      std::lock_guard lock(error_mu_);
-      ring_error_.clear();
-    }
-    // New rings (a new opening: the address of the first could be the old one's).
-    if (rings_opened_ != opened) {  // read them all at once
-      opened = rings_opened_;
-      behind.assign(rings_.size(), true);
-      rest_until.assign(rings_.size(), Clock::time_point());
-      last_sweep = Clock::now();
-      interval = std::chrono::milliseconds(kPollMs);
-    }
-    // Which rings to read in this turn: one that had more than a batch in
-    // the last; one the kernel says is ready (it wakes a ring's poller once
-    // the ring is buffer_percent full, half by default), but not within
-    // kRest of catching up with its writer; and every one at each sweep
-    // (kPollMs apart while records come, so a trickle comes in batches at
-    // most that late; up to kIdlePollMs apart when idle). Not reading at the
-    // writer's heels lets the kernel fill whole sub-buffers, which read(2)
-    // takes by swapping a page (a partly read sub-buffer is copied event by
-    // event, and mmap's GET_READER consumes event by event); and the
-    // kernel's readiness can stay up after a catch-up, so polling such a
-    // ring at once again would spin.
-    auto now = Clock::now();
-    bool any_behind = std::find(behind.begin(), behind.end(), true) != behind.end();
-    auto wake_at = last_sweep + interval;
-    fds.assign(1, {wake_fd_, POLLIN, 0});
-    for (std::size_t i = 0; i < rings_.size(); ++i) {
-      bool resting = now < rest_until[i];
-      if (resting) wake_at = std::min(wake_at, rest_until[i]);
-      fds.push_back({resting ? -1 : rings_[i]->poll_fd(), POLLIN, 0});
-    }
-    long long wait_ms = 0;
-    if (!any_behind && wake_at > now)  // rounded up: never spin on a sub-millisecond wait
-      wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - now + std::chrono::microseconds(999)).count();
-    ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
-    if (fds[0].revents & POLLIN) {
-      std::uint64_t drain;
-      (void)!read(wake_fd_, &drain, sizeof drain);
-    }
-    now = Clock::now();
-    bool sweep = now >= last_sweep + interval;
-    if (sweep) last_sweep = now;
-    std::size_t before = added;
-    for (std::size_t i = 0; i < rings_.size(); ++i) {
-      bool ready = fds[i + 1].fd >= 0 && (fds[i + 1].revents & (POLLIN | POLLERR | POLLHUP));
-      if (!behind[i] && !sweep && !ready) continue;
-      // A reader taking from the queue (or one preempted while it does)
-      // must not hold the ring up: while the queue is busy, records go to
-      // the producer's staging queue, moved over when the queue is free
-      // (waiting for it only if the staging queue is nearly full).
-      PerCpu& c = *cpu_[i];
-      std::size_t batch = kDrainBatch;
-      std::unique_lock lock(c.mu, std::try_to_lock);
-      if (!lock) {
-        batch = std::min(batch, c.staging.free_bytes() / max_entry);  // nothing staged is ever dropped
-        if (batch < kDrainBatch / 16) {
-          lock.lock();
-          batch = kDrainBatch;
-        }
-      }
-      if (lock) move_records(c.staging, c.queue);
-      sinks[i].target = lock ? &c.queue : &c.staging;
-      sinks[i].added = 0;
+    int ring_fd;
+    {
       std::lock_guard ring_lock(c.ring_mu);
-      int got = rings_[i]->drain(sinks[i], batch);
-      behind[i] = got == static_cast<int>(batch);
-      if (!behind[i]) rest_until[i] = now + kRest;
-      added += sinks[i].added;
+      ring_fd = rings_[static_cast<std::size_t>(cpu)]->poll_fd();
     }
-    if (sweep)
-      interval = added > before ? std::chrono::milliseconds(kPollMs)
-                                : std::min(interval * 2, std::chrono::milliseconds(kIdlePollMs));
-    // Waiting readers are answered once the rings are caught up, or every
-    // kNotifyRecords in a storm: fewer, larger answers, and the producer
-    // gets back to the rings sooner.
-    bool caught_up = std::find(behind.begin(), behind.end(), true) == behind.end();
-    if (added && (caught_up || added >= kNotifyRecords)) {
-      for (auto& c : cpu_) {
-        if (c->staging.empty()) continue;
-        std::lock_guard lock(c->mu);
-        move_records(c->staging, c->queue);
+    // A new session: read the ring at once. Then: again at once while the
+    // last turn took a full batch; when the kernel says the ring is ready
+    // (it wakes a poller once the ring is buffer_percent full, half by
+    // default), but not within kRest of catching up with the writer; and
+    // at each sweep (kPollMs apart while records come, so a trickle comes in
+    // batches at most that late; doubling up to kIdlePollMs while sweeps
+    // find nothing: an idle open stream costs 100 wakeups a second; at 40 ms
+    // a storm starting on an idle stream overran the ring before the first
+    // sweep, the kernel's buffer_percent wakeup alone came too late). Not
+    // reading at the writer's heels lets the kernel fill whole sub-buffers,
+    // which read(2) takes by swapping a page (a partly read sub-buffer is
+    // copied event by event, and mmap's GET_READER consumes event by event);
+    // and the kernel's readiness can stay up after a catch-up, so polling
+    // such a ring at once again would spin.
+    bool behind = true;
+    Clock::time_point rest_until, last_sweep = Clock::now();
+    auto interval = std::chrono::milliseconds(kPollMs);
+    std::size_t added = 0;  // records queued since readers were last told
+    while (rings_live_.load()) {
+      auto now = Clock::now();
+      bool resting = now < rest_until;
+      pollfd fds[2] = {{c.wake_fd, POLLIN, 0}, {resting ? -1 : ring_fd, POLLIN, 0}};
+      auto wake_at = last_sweep + interval;
+      if (resting) wake_at = std::min(wake_at, rest_until);
+      long long wait_ms = 0;
+      if (!behind && wake_at > now)  // rounded up: never spin on a sub-millisecond wait
+        wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - now + std::chrono::microseconds(999)).count();
+      ::poll(fds, 2, static_cast<int>(wait_ms));
+      if (fds[0].revents & POLLIN) {
+        std::uint64_t n;
+        (void)!read(c.wake_fd, &n, sizeof n);
+        continue;  // (the session may be over)
       }
-      for (auto& l : listeners_) l();
-      added = 0;
+      now = Clock::now();
+      bool sweep = now >= last_sweep + interval;
+      if (sweep) last_sweep = now;
+      bool ready = fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLERR | POLLHUP));
+      std::size_t before = added;
+      if (behind || sweep || ready) {
+        // A reader taking from the queue (or one preempted while it does)
+        // must not hold the ring up: while the queue is busy, records go to
+        // the drainer's staging queue, moved over when the queue is free
+        // (waiting for it only if the staging queue is nearly full).
+        std::size_t batch = kDrainBatch;
+        std::unique_lock lock(c.mu, std::try_to_lock);
+        if (!lock) {
+          batch = std::min(batch, c.staging.free_bytes() / max_entry);  // nothing staged is ever dropped
+          if (batch < kDrainBatch / 16) {
+            lock.lock();
+            batch = kDrainBatch;
+          }
+        }
+        if (lock) move_records(c.staging, c.queue);
+        sink.target = lock ? &c.queue : &c.staging;
+        sink.added = 0;
+        std::lock_guard ring_lock(c.ring_mu);
+        int got = rings_[static_cast<std::size_t>(cpu)]->drain(sink, batch);
+        behind = got == static_cast<int>(batch);
+        if (!behind) rest_until = now + kRest;
+        added += sink.added;
+      }
+      if (sweep)
+        interval = added > before ? std::chrono::milliseconds(kPollMs)
+                                  : std::min(interval * 2, std::chrono::milliseconds(kIdlePollMs));
+      // Waiting readers are answered once the ring is caught up, or every
+      // kNotifyRecords in a storm: fewer, larger answers, and the drainer
+      // gets back to the ring sooner.
+      if (added && (!behind || added >= kNotifyRecords)) {
+        if (!c.staging.empty()) {
+          std::lock_guard lock(c.mu);
+          move_records(c.staging, c.queue);
+        }
+        for (auto& l : listeners_) l();
+        added = 0;
+      }
     }
+    if (!c.staging.empty()) {  // what was staged when the session ended
+      std::lock_guard lock(c.mu);
+      move_records(c.staging, c.queue);
+    }
+    if (added)
+      for (auto& l : listeners_) l();
   }
 }
 

@@ -1,7 +1,9 @@
-// The record path from the kernel rings to the stream files: one producer
-// thread drains every CPU's ring of eventfs's instance while (and only
-// while) some stream is open, projects each record into its stable event(s)
-// and queues it per CPU. trace_pipe takes from all queues in time order, as
+// The record path from the kernel rings to the stream files: while (and
+// only while) some stream is open, one drainer thread per CPU reads that
+// CPU's ring of eventfs's instance, projects each record into its stable
+// event(s) and queues it for the CPU (one thread for all rings could never
+// have more than its fair share of one CPU, whatever the number of CPUs
+// writing; a control thread opens and closes the rings). trace_pipe takes from all queues in time order, as
 // text; per_cpu/cpuN/trace_pipe_raw takes CPU N's queue in the binary
 // framing. Like tracefs's own pipes, what one reader takes is gone for the
 // others.
@@ -59,14 +61,16 @@ class StreamHub {
   std::string stats_text(int cpu);
 
   void start();
-  // Stops the producer and closes the rings (before the instance goes).
+  // Stops the threads and closes the rings (before the instance goes).
   void stop();
 
  private:
   class TextChannel;
   class CpuChannel;
   class CpuSink;
-  void run();
+  void control_loop();   // opens the rings while someone reads, closes them after
+  void drain_loop(int cpu);  // reads one CPU's ring while they are open
+  void wake_drainers();
   void reader_count(int delta);
   bool open_rings(std::string& error);
   void close_rings();
@@ -82,16 +86,16 @@ class StreamHub {
   ProjectionTable table_;
   std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
 
-  // One CPU's side. `mu` guards its queue (the producer holds one CPU's at
-  // a time; take_text() holds them all, in CPU order); `ring_mu` its ring's
-  // counters, held by the producer while it drains the ring and by
+  // One CPU's side. `mu` guards its queue (its drainer holds its own only;
+  // take_text() holds them all, in CPU order); `ring_mu` its ring's
+  // counters, held by the drainer while it drains the ring and by
   // stats_text() (after `mu`, when it holds both).
   struct PerCpu {
     explicit PerCpu(std::size_t queue_bytes) : queue(queue_bytes), staging(kStagingBytes) {}
     std::mutex mu;
     std::mutex ring_mu;
     RecordQueue queue;
-    RecordQueue staging;  // the producer's alone: records made while `queue` was busy
+    RecordQueue staging;  // the drainer's alone: records made while `queue` was busy
     RingStats closed;  // counts of the rings closed so far
     // The kernel's overrun counter up to which losses were reported (0 at
     // first: the instance is new at mount); what the kernel overwrote while
@@ -99,6 +103,7 @@ class StreamHub {
     std::uint64_t overrun_seen = 0;
     const char* mode = "closed";
     bool prefaulted = false;  // the queues' pages are in (done when the rings first open)
+    int wake_fd = -1;         // eventfd: wakes the CPU's drainer out of poll()
   };
   std::vector<std::unique_ptr<PerCpu>> cpu_;
   std::mutex error_mu_;
@@ -106,15 +111,20 @@ class StreamHub {
   std::atomic<int> ring_errno_{0};  // EIO while the rings cannot be opened
   std::function<void(const std::string&)> report_error_;
 
-  std::vector<std::unique_ptr<CpuRing>> rings_;  // changed by the producer, under every PerCpu::mu
-  std::uint64_t rings_opened_ = 0;               // how often they were opened (the producer's)
+  // Changed by the control thread, under every PerCpu::mu, while every
+  // drainer is parked; drainer N uses rings_[N] under cpu_[N]->ring_mu.
+  std::vector<std::unique_ptr<CpuRing>> rings_;
   std::mutex state_mu_;
   std::condition_variable state_cv_;
   int readers_ = 0;
   bool stopping_ = false;
-  int wake_fd_ = -1;  // eventfd: wakes the producer out of poll()
+  // The rings are open and the drainers may read them (set by the control
+  // thread, under state_mu_; a drainer leaves its ring when it goes false).
+  std::atomic<bool> rings_live_{false};
+  int parked_ = 0;  // drainers not using their ring (under state_mu_)
   std::vector<std::function<void()>> listeners_;
-  std::thread thread_;
+  std::thread control_;
+  std::vector<std::thread> drainers_;  // one per CPU
 };
 
 }  // namespace eventfs
