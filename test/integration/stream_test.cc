@@ -835,6 +835,22 @@ TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
   const long long later = kernel_unread_entries(inst, cpus);
   EXPECT_GE(later - after_close, 400) << "unread entries " << after_close << " -> " << later
                                       << " across 200 round trips with no reader";
+
+  // A second stream session reads them (the rings are opened again and
+  // every CPU's drainer takes up its ring).
+  Collector again({m / "trace_pipe"}, false);
+  ASSERT_TRUE(again.Start());
+  auto ours_again = [&] {
+    std::size_t n = 0;
+    for (const auto& line : again.Lines()) {
+      Switch s;
+      if (parse_switch_line(line, s) && (s.prev_pid == pp.ping || s.prev_pid == pp.pong)) ++n;
+    }
+    return n;
+  };
+  EXPECT_TRUE(wait_until([&] { return ours_again() >= 400; }, 5s))
+      << ours_again() << " switches of the second ping-pong read in the second session";
+  again.Stop();
   EXPECT_TRUE(Writes(m / "sched_switch/enable", "0", m / "error_log"));
 }
 
