@@ -776,6 +776,19 @@ TEST_F(StreamBlocking, AfterALazyUnmountKilledParkedReadersLetTheDaemonEndAndRem
 
 class StreamRing : public StreamTest {};
 
+// trace_pipe lines of switches out of a ping-pong thread (and, with
+// `into`, into one).
+std::size_t switches_of(const std::vector<std::string>& lines, const PingPongResult& pp, bool into) {
+  std::size_t n = 0;
+  for (const auto& line : lines) {
+    Switch s;
+    if (parse_switch_line(line, s) &&
+        (s.prev_pid == pp.ping || s.prev_pid == pp.pong || (into && (s.next_pid == pp.ping || s.next_pid == pp.pong))))
+      ++n;
+  }
+  return n;
+}
+
 TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
   MountedEventfs m;
   ASSERT_TRUE(m.Start());
@@ -798,16 +811,7 @@ TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
   Collector col({m / "trace_pipe"}, false);
   ASSERT_TRUE(col.Start());
   // What was recorded before the open is delivered, not skipped.
-  auto ours = [&] {
-    std::size_t n = 0;
-    for (const auto& line : col.Lines()) {
-      Switch s;
-      if (parse_switch_line(line, s) &&
-          (s.prev_pid == pp.ping || s.prev_pid == pp.pong || s.next_pid == pp.ping || s.next_pid == pp.pong))
-        ++n;
-    }
-    return n;
-  };
+  auto ours = [&] { return switches_of(col.Lines(), pp, true); };
   EXPECT_TRUE(wait_until([&] { return ours() >= 600; }, 5s)) << ours() << " switches of the ping-pong threads read";
   long long during = -1;
   bool drained = wait_until(
@@ -840,14 +844,7 @@ TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
   // every CPU's drainer takes up its ring).
   Collector again({m / "trace_pipe"}, false);
   ASSERT_TRUE(again.Start());
-  auto ours_again = [&] {
-    std::size_t n = 0;
-    for (const auto& line : again.Lines()) {
-      Switch s;
-      if (parse_switch_line(line, s) && (s.prev_pid == pp.ping || s.prev_pid == pp.pong)) ++n;
-    }
-    return n;
-  };
+  auto ours_again = [&] { return switches_of(again.Lines(), pp, false); };
   EXPECT_TRUE(wait_until([&] { return ours_again() >= 400; }, 5s))
       << ours_again() << " switches of the second ping-pong read in the second session";
   again.Stop();

@@ -240,29 +240,42 @@ TEST(Projection, LongDynamicStringIsTruncatedToTheStableArray) {
   }
 }
 
-TEST(Projection, RelLocAndTailStrings) {
+// A raw event t:e (id 3: common_type, common_pid, then `fields` from
+// offset 8) and the stable event e (id 5) of `catalog_fields` bound to it.
+struct SyntheticEvent {
   RawEvent raw;
-  raw.system = "t";
-  raw.name = "e";
-  raw.id = 3;
-  raw.common_fields = {{"common_type", "unsigned short", 0, 2, 2, false},
-                       {"common_pid", "int", 4, 4, 4, true}};
-  RawField rel{"r", "char", 8, 4, 1, false};
-  rel.shape = FieldShape::DynArray;
-  rel.loc = DynLoc::RelLoc;
-  RawField tail{"t", "char", 12, 0, 1, false};
-  tail.shape = FieldShape::DynArray;
-  tail.loc = DynLoc::Tail;
-  raw.fields = {rel, tail};
-  Catalog cat;
+  Catalog catalog;  // the binding points into it
+  Binding binding;
+};
+::testing::AssertionResult bind_synthetic(const std::vector<RawField>& fields, const std::string& catalog_fields,
+                                          SyntheticEvent& out) {
+  out.raw.system = "t";
+  out.raw.name = "e";
+  out.raw.id = 3;
+  out.raw.common_fields = {{"common_type", "unsigned short", 0, 2, 2, false}, {"common_pid", "int", 4, 4, 4, true}};
+  out.raw.fields = fields;
   CatalogError err;
-  ASSERT_TRUE(parse_catalog("STABLE_EVENT(e, t:e, id=5,\n __array(char, r, 8) = r\n __array(char, t, 8) = t\n)\n",
-                            "test", cat, err))
-      << err.str();
-  Binding b;
+  if (!parse_catalog("STABLE_EVENT(e, t:e, id=5,\n" + catalog_fields + ")\n", "test", out.catalog, err))
+    return ::testing::AssertionFailure() << err.str();
   std::string why;
-  ASSERT_TRUE(bind_stable_event(cat.events[0], [&](const RawEventName&, std::string&) { return &raw; }, b, why))
-      << why;
+  const RawEvent* raw = &out.raw;
+  if (!bind_stable_event(out.catalog.events[0], [raw](const RawEventName&, std::string&) { return raw; }, out.binding, why))
+    return ::testing::AssertionFailure() << why;
+  return ::testing::AssertionSuccess();
+}
+
+RawField dyn_char_field(const char* name, std::uint32_t offset, std::uint32_t size, DynLoc loc) {
+  RawField f{name, "char", offset, size, 1, false};
+  f.shape = FieldShape::DynArray;
+  f.loc = loc;
+  return f;
+}
+
+TEST(Projection, RelLocAndTailStrings) {
+  SyntheticEvent e;
+  ASSERT_TRUE(bind_synthetic({dyn_char_field("r", 8, 4, DynLoc::RelLoc), dyn_char_field("t", 12, 0, DynLoc::Tail)},
+                             " __array(char, r, 8) = r\n __array(char, t, 8) = t\n", e));
+  const Binding& b = e.binding;
   Projection p = Projection::compile(b);
   EXPECT_EQ(p.ops()[0].kind, Projection::OpKind::BytesRelLoc);
   EXPECT_EQ(p.ops()[1].kind, Projection::OpKind::BytesTail);
@@ -290,26 +303,12 @@ TEST(Projection, RelLocAndTailStrings) {
 // array's size gives the string's first bytes up to its NUL, at most M-1,
 // then NULs -- as a byte-by-byte copy would.
 TEST(Projection, WideCharArraysMatchAByteByByteCopy) {
-  RawEvent raw;
-  raw.system = "t";
-  raw.name = "e";
-  raw.id = 3;
-  raw.common_fields = {{"common_type", "unsigned short", 0, 2, 2, false},
-                       {"common_pid", "int", 4, 4, 4, true}};
-  RawField tail{"t", "char", 8, 0, 1, false};
-  tail.shape = FieldShape::DynArray;
-  tail.loc = DynLoc::Tail;
-  raw.fields = {tail};
   for (std::size_t m : {32u, 48u, 64u}) {
     SCOPED_TRACE(m);
-    Catalog cat;
-    CatalogError err;
-    std::string text = "STABLE_EVENT(e, t:e, id=5,\n __array(char, t, " + std::to_string(m) + ") = t\n)\n";
-    ASSERT_TRUE(parse_catalog(text, "test", cat, err)) << err.str();
-    Binding b;
-    std::string why;
-    ASSERT_TRUE(bind_stable_event(cat.events[0], [&](const RawEventName&, std::string&) { return &raw; }, b, why))
-        << why;
+    SyntheticEvent e;
+    ASSERT_TRUE(bind_synthetic({dyn_char_field("t", 8, 0, DynLoc::Tail)},
+                               " __array(char, t, " + std::to_string(m) + ") = t\n", e));
+    const Binding& b = e.binding;
     Projection p = Projection::compile(b);
     for (std::size_t body = 0; body <= m + 20; ++body) {
       for (std::size_t nul : {std::size_t(0), body / 3, body > 0 ? body - 1 : 0, body, m - 1, m, std::size_t(1000)}) {
