@@ -4,7 +4,7 @@
 // (a lost-events record at the place of the gap).
 //
 // One circular byte buffer of records back to back, allocated at the first
-// record (an idle mount costs nothing) and never moved: each record is
+// record or by prefault() (an idle mount costs nothing) and never moved: each record is
 // contiguous (one that does not fit before the end starts again at the
 // front), so nothing is allocated or slid per record, a record is projected
 // straight into its place (reserve, then write), and a reader takes a run
