@@ -61,8 +61,6 @@ inline void copy_string(const std::uint8_t* src, std::size_t avail, std::size_t 
     str16(src, dst, static_cast<unsigned>(std::min<std::size_t>(avail, 15)));
     return;
   }
-#endif
-#ifdef __SSE2__
   if (m % 16 == 0 && m > 16) {  // 16 bytes at a time while the record has them
     const std::size_t lim = std::min(avail, m - 1);
     const __m128i zero = _mm_setzero_si128();

@@ -45,7 +45,8 @@ void RecordQueue::allocate() {  // uninitialized: untouched pages cost nothing
 }
 
 void RecordQueue::prefault() {
-  if (!buf_) allocate();
+  if (buf_) return;  // allocated already: touched, or about to be
+  allocate();
   std::memset(buf_.get(), 0, cap_);
   std::memset(static_cast<void*>(meta_.get()), 0, meta_cap_ * sizeof(Meta));
 }

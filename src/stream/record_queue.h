@@ -32,6 +32,7 @@ class RecordQueue {
   std::uint8_t* reserve(std::int32_t pid, std::uint32_t size);
   // Allocates the buffers now and faults their pages in, so that the first
   // pass through them in a storm does not take a page fault every 4 KiB.
+  // Does nothing once they are allocated (it never touches records).
   void prefault();
   // Appends a copy of one framed record (header.size bytes at `rec`).
   void push(std::int32_t pid, const std::uint8_t* rec);

@@ -149,11 +149,9 @@ bool StreamHub::open_rings(std::string& error) {
     rings.push_back(std::move(r));
   }
   auto locks = lock_all();
-  for (auto& c : cpu_) {
-    if (c->prefaulted) continue;
+  for (auto& c : cpu_) {  // at the first opening only
     c->queue.prefault();
     c->staging.prefault();
-    c->prefaulted = true;
   }
   rings_ = std::move(rings);
   for (std::size_t i = 0; i < rings_.size(); ++i) {

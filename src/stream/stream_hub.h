@@ -3,8 +3,8 @@
 // CPU's ring of eventfs's instance, projects each record into its stable
 // event(s) and queues it for the CPU (one thread for all rings could never
 // have more than its fair share of one CPU, whatever the number of CPUs
-// writing; a control thread opens and closes the rings). trace_pipe takes from all queues in time order, as
-// text; per_cpu/cpuN/trace_pipe_raw takes CPU N's queue in the binary
+// writing; a control thread opens and closes the rings). trace_pipe takes
+// from all queues in time order, as text; per_cpu/cpuN/trace_pipe_raw takes CPU N's queue in the binary
 // framing. Like tracefs's own pipes, what one reader takes is gone for the
 // others.
 #pragma once
@@ -102,7 +102,6 @@ class StreamHub {
     // no stream was open is reported when the next one opens.
     std::uint64_t overrun_seen = 0;
     const char* mode = "closed";
-    bool prefaulted = false;  // the queues' pages are in (done when the rings first open)
     int wake_fd = -1;         // eventfd: wakes the CPU's drainer out of poll()
   };
   std::vector<std::unique_ptr<PerCpu>> cpu_;
