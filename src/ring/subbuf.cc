@@ -76,20 +76,23 @@ std::size_t SubbufParser::walk(RingSink& sink, std::uint32_t& from, std::size_t 
   // first event; walking from there keeps the time stamps right).
   while (data && static_cast<std::uint32_t>(kbuffer_curr_index(kbuf_)) < from)
     data = kbuffer_next_event(kbuf_, &ts);
+  // Two kbuffer calls an event: an event's data ends where the next event's
+  // header starts (kbuffer_curr_index() + kbuffer_curr_size()).
+  const std::uint8_t* events = page_ + header_size();
   std::size_t n = 0;
   while (data && n < max) {
-    auto index = static_cast<std::uint32_t>(kbuffer_curr_index(kbuf_));
-    auto whole = static_cast<std::uint32_t>(kbuffer_curr_size(kbuf_));
     int len = kbuffer_event_size(kbuf_);
-    if (len < 0 || index + whole > size_) {
+    const auto* at = static_cast<const std::uint8_t*>(data);
+    const auto end = static_cast<std::uint32_t>(at - events) + static_cast<std::uint32_t>(len);
+    if (len < 0 || end > size_) {
       // Past the commit we read: either a writer committed more since (the
       // next load shows it whole) or the sub-buffer is malformed (skip it).
       if (static_cast<std::uint32_t>(kbuffer_subbuffer_size(kbuf_)) <= size_) from = size_;
       return n;
     }
-    sink.record(ts, static_cast<const std::uint8_t*>(data), static_cast<std::uint32_t>(len));
+    sink.record(ts, at, static_cast<std::uint32_t>(len));
     ++n;
-    from = index + whole;
+    from = end;
     data = kbuffer_next_event(kbuf_, &ts);
   }
   if (!data) from = size_ > from ? size_ : from;

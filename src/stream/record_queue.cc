@@ -34,7 +34,9 @@ std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
     drop_oldest();  // the reader is behind
   }
   tail_ = at + size;
-  meta_[(meta_head_ + count_) % meta_cap_] = {pid, size};
+  std::size_t m = meta_head_ + count_;  // count_ < meta_cap_: a record is at least kMinRecord
+  if (m >= meta_cap_) m -= meta_cap_;
+  meta_[m] = {pid, size};
   ++count_;
   return buf_.get() + at;
 }
@@ -87,7 +89,8 @@ std::uint64_t RecordQueue::front_ts() const {
 void RecordQueue::popped(std::size_t records, std::size_t bytes) {
   head_ += bytes;
   count_ -= records;
-  meta_head_ = (meta_head_ + records) % meta_cap_;
+  meta_head_ += records;  // records <= count_ < meta_cap_
+  if (meta_head_ >= meta_cap_) meta_head_ -= meta_cap_;
   if (wrapped_ && head_ == end_) {
     head_ = 0;
     wrapped_ = false;

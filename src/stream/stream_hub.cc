@@ -274,14 +274,17 @@ void StreamHub::drain_loop(int cpu) {
     // batches at most that late; doubling up to kIdlePollMs while sweeps
     // find nothing: an idle open stream costs 100 wakeups a second; at 40 ms
     // a storm starting on an idle stream overran the ring before the first
-    // sweep, the kernel's buffer_percent wakeup alone came too late). Not
+    // sweep, the kernel's buffer_percent wakeup alone came too late; but a
+    // sweep reads nothing while that wakeup came within two intervals: in a
+    // storm, a sweep found only the writer's part-filled sub-buffer, copied
+    // event by event, one read in eight). Not
     // reading at the writer's heels lets the kernel fill whole sub-buffers,
     // which read(2) takes by swapping a page (a partly read sub-buffer is
     // copied event by event, and mmap's GET_READER consumes event by event);
     // and the kernel's readiness can stay up after a catch-up, so polling
     // such a ring at once again would spin.
     bool behind = true;
-    Clock::time_point rest_until, last_sweep = Clock::now();
+    Clock::time_point rest_until, last_ready, last_sweep = Clock::now();
     auto interval = std::chrono::milliseconds(kPollMs);
     std::size_t added = 0;  // records queued since readers were last told
     while (rings_live_.load()) {
@@ -303,8 +306,9 @@ void StreamHub::drain_loop(int cpu) {
       bool sweep = now >= last_sweep + interval;
       if (sweep) last_sweep = now;
       bool ready = fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLERR | POLLHUP));
+      if (ready) last_ready = now;
       std::size_t before = added;
-      if (behind || sweep || ready) {
+      if (behind || ready || (sweep && now - last_ready >= 2 * interval)) {
         // A reader taking from the queue (or one preempted while it does)
         // must not hold the ring up: while the queue is busy, records go to
         // the drainer's staging queue, moved over when the queue is free
