@@ -94,11 +94,16 @@ class ReadRing final : public CpuRing {
         // on: caught up. Reading on would take its new events a few at a
         // time (the kernel copies a partly read page event by event); the
         // next drain, when the ring is buffer_percent full, gets whole
-        // sub-buffers (swapped, not copied).
-        if (loaded_ && short_) {
+        // sub-buffers (swapped, not copied). Except for the first short
+        // one after a catch-up: the rest of the page that was caught up
+        // on, which the writer has filled since and left (a storm: the
+        // drainer that stopped there let the ring overrun).
+        if (loaded_ && short_ && !resumed_) {
           loaded_ = false;
+          resumed_ = true;
           return static_cast<int>(n);
         }
+        if (loaded_) resumed_ = false;
         loaded_ = false;
         ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size() - SubbufParser::kSlack);
         if (r < 0) {
@@ -149,6 +154,7 @@ class ReadRing final : public CpuRing {
   bool has_overrun_ = false;
   bool loaded_ = false;
   bool short_ = false;  // the loaded sub-buffer is not full
+  bool resumed_ = false;  // the first sub-buffer after a catch-up is being read
   std::uint32_t from_ = 0;
   LostAccounting lost_;
   RingStats stats_;

@@ -65,11 +65,11 @@ TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
     CollectSink sink;
     // Each of these sub-buffers is short of full, as the one the writer is
     // on: a drain stops after it (the next one, when the kernel says the
-    // ring is buffer_percent full, goes on).
+    // ring is buffer_percent full, goes on), but not after the first one
+    // of the next drain (it may be the rest of the page caught up on).
     ASSERT_EQ(ring->drain(sink, 1), 1);    // a
     ASSERT_EQ(ring->drain(sink, 100), 1);  // b, the end of a short sub-buffer
-    ASSERT_EQ(ring->drain(sink, 100), 1);  // c
-    ASSERT_EQ(ring->drain(sink, 100), 1);  // d
+    ASSERT_EQ(ring->drain(sink, 100), 2);  // c, then d
     ASSERT_EQ(ring->drain(sink, 100), 0);
     ASSERT_EQ(sink.items.size(), 6u);
     EXPECT_EQ(sink.items[0].raw[0], 'a');
@@ -118,6 +118,45 @@ TEST(ReadRing, ReadsFullSubbufsInOneDrainAndStopsAtAShortOne) {
   CollectSink sink;
   EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(full_events + 1));
   EXPECT_EQ(ring->drain(sink, 100000), 1);
+  EXPECT_EQ(ring->drain(sink, 100000), 0);
+}
+
+// After a drain stopped at the writer's sub-buffer, the next read gives
+// the rest of that sub-buffer (short: the writer filled it and left) and
+// then whole ones: the drain goes on through them. (Stopping at that rest
+// left the ring to overrun in a storm.)
+TEST(ReadRing, TheRestOfTheSubbufCaughtUpOnDoesNotEndTheNextDrain) {
+  FakeInstance inst("linux-6.18");
+  inst.write_stats(0);
+  auto full = [](std::uint64_t ts, std::size_t& n) {
+    SubbufBuilder b(8, ts);
+    while (b.data_size() + 12 <= 4096 - b.header()) {
+      b.event(ev('f'));
+      ++n;
+    }
+    return b.build();
+  };
+  auto short_page = [](std::uint64_t ts, char tag, int events) {
+    SubbufBuilder b(8, ts);
+    for (int i = 0; i < events; ++i) b.event(ev(static_cast<std::uint8_t>(tag)));
+    return b.build();
+  };
+  std::size_t first = 0, second = 0;
+  std::vector<std::vector<std::uint8_t>> pages;
+  pages.push_back(full(1, first));
+  pages.push_back(short_page(2, 'w', 3));  // the writer's page, read in part
+  first += 3;
+  pages.push_back(short_page(3, 'r', 5));  // its rest, once the writer left it
+  pages.push_back(full(4, second));
+  pages.push_back(full(5, second));
+  pages.push_back(short_page(6, 'w', 2));  // the writer's page again
+  inst.write_pages(pages);
+  std::string err;
+  auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+  ASSERT_TRUE(ring) << err;
+  CollectSink sink;
+  EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(first));
+  EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(5 + second + 2));
   EXPECT_EQ(ring->drain(sink, 100000), 0);
 }
 
