@@ -4,12 +4,14 @@
 // option, catalog or mount point gives one line on stderr and a non-zero exit;
 // the daemon goes to the background only once the mount is up.
 #include <grp.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
-#include <csignal>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +44,7 @@ struct Options {
   char* catalog = nullptr;
   char* instance = nullptr;
   char* reader = nullptr;
+  char* nice = nullptr;
   char* gid = nullptr;
   std::vector<std::string> positional;
   bool foreground = false;
@@ -58,6 +61,7 @@ const fuse_opt kOptionSpec[] = {
     EVENTFS_OPT("catalog=%s", catalog),
     EVENTFS_OPT("instance=%s", instance),
     EVENTFS_OPT("reader=%s", reader),
+    EVENTFS_OPT("nice=%s", nice),
     EVENTFS_OPT("gid=%s", gid),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
@@ -94,6 +98,8 @@ void usage(FILE* to) {
                "                        (default: %s, else the built-in copy)\n"
                "    -o instance=NAME    tracefs instance eventfs writes to (default: eventfs)\n"
                "    -o reader=MODE      how rings are read: auto (mmap, else read), mmap, read\n"
+               "    -o nice=N           nice value of the threads reading the rings\n"
+               "                        (default: 5 below the daemon's own)\n"
                "    -o gid=GROUP        group owning the files (name or number): with\n"
                "                        allow_other its members may read formats and\n"
                "                        streams; control files stay writable by root only\n"
@@ -109,6 +115,22 @@ void usage(FILE* to) {
 [[noreturn]] void die(const std::string& msg) {
   std::fprintf(stderr, "eventfs: %s\n", msg.c_str());
   std::exit(1);
+}
+
+// -o nice=N, or 5 below the daemon's own nice value.
+int drainer_nice_or_die(const Options& opts) {
+  if (!opts.nice) {
+    errno = 0;
+    int own = getpriority(PRIO_PROCESS, 0);
+    if (errno != 0) own = 0;
+    return std::max(own - 5, -20);
+  }
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(opts.nice, &end, 10);
+  if (!*opts.nice || !end || *end || errno != 0 || n < -20 || n > 19)
+    die(std::string("nice=") + opts.nice + ": expected a number from -20 to 19");
+  return static_cast<int>(n);
 }
 
 void check_mount_point(const std::string& mnt) {
@@ -213,6 +235,7 @@ int main(int argc, char* argv[]) {
   ReaderMode reader_mode = ReaderMode::Auto;
   if (opts.reader && !parse_reader_mode(opts.reader, reader_mode))
     die(std::string("reader=") + opts.reader + ": expected auto, mmap or read");
+  const int drainer_nice = drainer_nice_or_die(opts);
 
   check_mount_point(mountpoint);
   const std::string root = tracefs_root_or_die(opts);
@@ -237,6 +260,7 @@ int main(int argc, char* argv[]) {
     controller = std::make_unique<Controller>(*instance, *tracefs, resolution, &wanted);
     hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode,
                                       StreamHub::kQueueBytes, &wanted);
+    hub->set_drainer_nice(drainer_nice);
     // After daemonizing stderr is gone: error_log says why the streams fail.
     hub->on_ring_error([log = &controller->error_log()](const std::string& why) { log->add("trace_pipe", why, "", 0); });
   }
@@ -300,7 +324,7 @@ int main(int argc, char* argv[]) {
   fuse_session_destroy(se);
   release_open_files();
   fuse_opt_free_args(&args);
-  for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.gid}) std::free(o);
+  for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.nice, opts.gid}) std::free(o);
   if (instance) instance->remove();  // triggers, then events, then the instance
   // The loop returns the signal that ended it: a requested shutdown is a clean one.
   bool clean = rc == 0 || rc == SIGTERM || rc == SIGINT || rc == SIGHUP;

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -246,6 +247,13 @@ void StreamHub::drain_loop(int cpu) {
   using Clock = std::chrono::steady_clock;
   constexpr auto kRest = std::chrono::milliseconds(kRestMs);
   PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
+  if (drainer_nice_ && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), *drainer_nice_) != 0) {
+    int e = errno;
+    std::call_once(nice_warning_, [&] {
+      std::fprintf(stderr, "eventfs: cannot set the nice value of the ring readers to %d: %s\n", *drainer_nice_,
+                   std::strerror(e));
+    });
+  }
   CpuSink sink(*this, cpu);
   // The most a raw record can take in a queue: one record of the largest
   // stable event for each stable event over one raw event, at worst all.

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -60,6 +61,12 @@ class StreamHub {
   // per_cpu/cpuN/stats
   std::string stats_text(int cpu);
 
+  // The nice value of the threads that read the rings (before start()).
+  // They run only while records come, in proportion to them; a storm that
+  // keeps every CPU busy delays a drainer at the daemon's own priority by
+  // several milliseconds at times (the scheduler's other tasks' slices),
+  // long enough for the ring to overrun.
+  void set_drainer_nice(int nice) { drainer_nice_ = nice; }
   void start();
   // Stops the threads and closes the rings (before the instance goes).
   void stop();
@@ -124,6 +131,8 @@ class StreamHub {
   std::vector<std::function<void()>> listeners_;
   std::thread control_;
   std::vector<std::thread> drainers_;  // one per CPU
+  std::optional<int> drainer_nice_;  // unset: the daemon's
+  std::once_flag nice_warning_;
 };
 
 }  // namespace eventfs

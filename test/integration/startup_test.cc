@@ -62,6 +62,13 @@ TEST_F(StartupFailure, UnknownOption) {
   ExpectRefused(f, {"unknown option", "bogus_option"});
 }
 
+TEST_F(StartupFailure, NiceOutsideTheKernelsRange) {
+  for (const char* v : {"abc", "-21", "20", "", "5x"}) {
+    auto f = RunRefused({"-o", std::string("nice=") + v, mnt_, "-f"}, mnt_);
+    ExpectRefused(f, {std::string("eventfs: nice=") + v + ": expected a number from -20 to 19"});
+  }
+}
+
 TEST_F(StartupFailure, MissingMountPoint) {
   std::string nope = dir_ / "nope";
   auto f = RunRefused({nope, "-f"}, nope);

@@ -17,7 +17,11 @@
 // None of them touches the top-level instance (checked after each test).
 #include <sys/epoll.h>
 
+#include <algorithm>
 #include <csignal>
+#include <filesystem>
+#include <map>
+#include <sstream>
 #include <tuple>
 
 #include "stream_helpers.h"
@@ -849,6 +853,44 @@ TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
       << ours_again() << " switches of the second ping-pong read in the second session";
   again.Stop();
   EXPECT_TRUE(Writes(m / "sched_switch/enable", "0", m / "error_log"));
+}
+
+// The nice value of each thread of process `pid` named `prefix`N, by name.
+std::map<std::string, int> thread_nices(pid_t pid, const std::string& prefix) {
+  std::map<std::string, int> out;
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::string comm = slurp(t.path() / "comm");
+    if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    if (comm.rfind(prefix, 0) != 0) continue;
+    // stat: pid (comm) state ppid ... field 19 is nice; comm may hold spaces.
+    std::string st = slurp(t.path() / "stat");
+    std::istringstream rest(st.substr(st.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && rest >> field; ++i) {}
+    out[comm] = std::stoi(field);
+  }
+  return out;
+}
+
+// The threads that read the rings run 5 below the daemon's nice value, or
+// at -o nice=N (at the daemon's own, a storm keeping every CPU busy delayed
+// them long enough for the kernel's ring to overrun).
+TEST_F(StreamRing, ItsReadersRunFiveBelowTheDaemonsNiceValueOrAtTheOption) {
+  for (const std::string& opt : {std::string(), std::string("nice=3")}) {
+    SCOPED_TRACE(opt.empty() ? "default" : opt);
+    MountedEventfs m(opt.empty() ? std::vector<std::string>{} : std::vector<std::string>{"-o", opt});
+    ASSERT_TRUE(m.Start());
+    const int cpus = mount_cpus(m.path());
+    ASSERT_GT(cpus, 0);
+    std::map<std::string, int> nices;
+    EXPECT_TRUE(wait_until([&] { return static_cast<int>((nices = thread_nices(m.pid(), "eventfs-cpu")).size()) == cpus; }, 5s))
+        << nices.size() << " eventfs-cpuN threads";
+    const int own = thread_nices(m.pid(), "eventfs").at("eventfs");  // the main thread
+    const int want = opt.empty() ? std::max(own - 5, -20) : 3;
+    for (const auto& [name, nice] : nices) EXPECT_EQ(nice, want) << name;
+    EXPECT_EQ(thread_nices(m.pid(), "eventfs-streams").at("eventfs-streams"), own);
+  }
 }
 
 // ---------------------------------------------------------------------------
