@@ -161,7 +161,11 @@ std::vector<std::shared_ptr<StreamFile>> add_streams(NodeTree& tree, StreamHub& 
                       },
                       nullptr));
   }
-  for (const auto& f : files) hub.on_data([f] { f->data_ready(); });
+  hub.on_data([text] { text->data_ready(); });
+  for (int cpu = 0; cpu < hub.cpus(); ++cpu) {
+    const auto& f = files[static_cast<std::size_t>(cpu) + 1];
+    hub.on_data([f] { f->data_ready(); }, cpu);
+  }
   return files;
 }
 

@@ -99,7 +99,12 @@ std::shared_ptr<StreamChannel> StreamHub::text_channel() { return std::make_shar
 
 std::shared_ptr<StreamChannel> StreamHub::cpu_channel(int cpu) { return std::make_shared<CpuChannel>(*this, cpu); }
 
-void StreamHub::on_data(std::function<void()> listener) { listeners_.push_back(std::move(listener)); }
+void StreamHub::on_data(std::function<void()> listener, int cpu) { listeners_.push_back({cpu, std::move(listener)}); }
+
+void StreamHub::notify(int cpu) {
+  for (auto& [of, l] : listeners_)
+    if (cpu < 0 || of < 0 || of == cpu) l();
+}
 
 void StreamHub::on_ring_error(std::function<void(const std::string&)> report) { report_error_ = std::move(report); }
 
@@ -237,7 +242,7 @@ void StreamHub::control_loop() {
     // Readers waiting get the error now, later ones at once; retried every
     // second while someone reads.
     if (ring_errno_.exchange(EIO) != EIO)
-      for (auto& l : listeners_) l();
+      notify(-1);
     lock.lock();
     state_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || readers_ == 0; });
   }
@@ -247,6 +252,19 @@ void StreamHub::drain_loop(int cpu) {
   using Clock = std::chrono::steady_clock;
   constexpr auto kRest = std::chrono::milliseconds(kRestMs);
   PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
+  // On its own CPU, where the writer of the ring's records runs, when the
+  // daemon may use that CPU (a CPU kept out of its affinity, as isolated
+  // ones are, is left alone). Floating, two drainers woken at once were
+  // often put on the same CPU and took turns of several milliseconds there
+  // while the other CPU's writer overran the ring (scheduler trace).
+  cpu_set_t allowed;
+  if (cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
+      CPU_ISSET(cpu, &allowed)) {
+    cpu_set_t own;
+    CPU_ZERO(&own);
+    CPU_SET(cpu, &own);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof own, &own);
+  }
   if (drainer_nice_ && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), *drainer_nice_) != 0) {
     int e = errno;
     std::call_once(nice_warning_, [&] {
@@ -350,7 +368,7 @@ void StreamHub::drain_loop(int cpu) {
           std::lock_guard lock(c.mu);
           move_records(c.staging, c.queue);
         }
-        for (auto& l : listeners_) l();
+        notify(cpu);
         added = 0;
       }
     }
@@ -358,8 +376,7 @@ void StreamHub::drain_loop(int cpu) {
       std::lock_guard lock(c.mu);
       move_records(c.staging, c.queue);
     }
-    if (added)
-      for (auto& l : listeners_) l();
+    if (added) notify(cpu);
   }
 }
 

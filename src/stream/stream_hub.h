@@ -53,8 +53,11 @@ class StreamHub {
   std::shared_ptr<StreamChannel> text_channel();
   std::shared_ptr<StreamChannel> cpu_channel(int cpu);
   // Called (without hub locks held) whenever new records are queued, or
-  // the rings' error changes.
-  void on_data(std::function<void()> listener);
+  // the rings' error changes: for every CPU's records (cpu < 0, as the
+  // merged text stream wants), or only for CPU `cpu`'s. (A drainer that
+  // told every CPU's streams took their locks, and waited on the other
+  // drainer's, in its CPU's turn.)
+  void on_data(std::function<void()> listener, int cpu = -1);
   // Called with a one-line reason when the rings cannot be read (once per
   // distinct reason); the streams' readers then get EIO.
   void on_ring_error(std::function<void(const std::string&)> report);
@@ -78,6 +81,7 @@ class StreamHub {
   void control_loop();   // opens the rings while someone reads, closes them after
   void drain_loop(int cpu);  // reads one CPU's ring while they are open
   void wake_drainers();
+  void notify(int cpu);  // cpu < 0: every listener
   void reader_count(int delta);
   bool open_rings(std::string& error);
   void close_rings();
@@ -128,7 +132,7 @@ class StreamHub {
   // thread, under state_mu_; a drainer leaves its ring when it goes false).
   std::atomic<bool> rings_live_{false};
   int parked_ = 0;  // drainers not using their ring (under state_mu_)
-  std::vector<std::function<void()>> listeners_;
+  std::vector<std::pair<int, std::function<void()>>> listeners_;  // CPU (or -1), listener
   std::thread control_;
   std::vector<std::thread> drainers_;  // one per CPU
   std::optional<int> drainer_nice_;  // unset: the daemon's

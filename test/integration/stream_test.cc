@@ -855,9 +855,14 @@ TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
   EXPECT_TRUE(Writes(m / "sched_switch/enable", "0", m / "error_log"));
 }
 
-// The nice value of each thread of process `pid` named `prefix`N, by name.
-std::map<std::string, int> thread_nices(pid_t pid, const std::string& prefix) {
-  std::map<std::string, int> out;
+// Each thread of process `pid` whose name starts with `prefix`, by name:
+// its nice value and the CPUs it may run on (Cpus_allowed_list).
+struct ThreadSched {
+  int nice = 0;
+  std::string cpus;
+};
+std::map<std::string, ThreadSched> threads_of(pid_t pid, const std::string& prefix) {
+  std::map<std::string, ThreadSched> out;
   std::error_code ec;
   for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
     std::string comm = slurp(t.path() / "comm");
@@ -868,28 +873,44 @@ std::map<std::string, int> thread_nices(pid_t pid, const std::string& prefix) {
     std::istringstream rest(st.substr(st.rfind(')') + 2));
     std::string field;
     for (int i = 3; i <= 19 && rest >> field; ++i) {}
-    out[comm] = std::stoi(field);
+    ThreadSched& ts = out[comm];
+    ts.nice = std::stoi(field);
+    std::istringstream status(slurp(t.path() / "status"));
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) ts.cpus = line.substr(line.find_first_not_of(" \t", 18));
   }
   return out;
 }
 
-// The threads that read the rings run 5 below the daemon's nice value, or
-// at -o nice=N (at the daemon's own, a storm keeping every CPU busy delayed
-// them long enough for the kernel's ring to overrun).
-TEST_F(StreamRing, ItsReadersRunFiveBelowTheDaemonsNiceValueOrAtTheOption) {
+// The thread that reads CPU N's ring runs on CPU N (when the daemon may),
+// 5 below the daemon's nice value or at -o nice=N: floating at the daemon's
+// own, in a storm keeping every CPU busy, they were delayed long enough for
+// the kernel's ring to overrun.
+TEST_F(StreamRing, ItsReadersRunOnTheirCpuFiveBelowTheDaemonsNiceValueOrAtTheOption) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
   for (const std::string& opt : {std::string(), std::string("nice=3")}) {
     SCOPED_TRACE(opt.empty() ? "default" : opt);
     MountedEventfs m(opt.empty() ? std::vector<std::string>{} : std::vector<std::string>{"-o", opt});
     ASSERT_TRUE(m.Start());
     const int cpus = mount_cpus(m.path());
     ASSERT_GT(cpus, 0);
-    std::map<std::string, int> nices;
-    EXPECT_TRUE(wait_until([&] { return static_cast<int>((nices = thread_nices(m.pid(), "eventfs-cpu")).size()) == cpus; }, 5s))
-        << nices.size() << " eventfs-cpuN threads";
-    const int own = thread_nices(m.pid(), "eventfs").at("eventfs");  // the main thread
-    const int want = opt.empty() ? std::max(own - 5, -20) : 3;
-    for (const auto& [name, nice] : nices) EXPECT_EQ(nice, want) << name;
-    EXPECT_EQ(thread_nices(m.pid(), "eventfs-streams").at("eventfs-streams"), own);
+    std::map<std::string, ThreadSched> drainers;
+    EXPECT_TRUE(wait_until([&] { return static_cast<int>((drainers = threads_of(m.pid(), "eventfs-cpu")).size()) == cpus; }, 5s))
+        << drainers.size() << " eventfs-cpuN threads";
+    auto all = threads_of(m.pid(), "eventfs");
+    const ThreadSched own = all.at("eventfs");  // the main thread (and libfuse's)
+    const int want = opt.empty() ? std::max(own.nice - 5, -20) : 3;
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      const std::string name = "eventfs-cpu" + std::to_string(cpu);
+      ASSERT_EQ(drainers.count(name), 1u) << name;
+      EXPECT_EQ(drainers[name].nice, want) << name;
+      if (CPU_ISSET(cpu, &mine)) {
+        EXPECT_EQ(drainers[name].cpus, std::to_string(cpu)) << name;
+      }
+    }
+    EXPECT_EQ(all.at("eventfs-streams").nice, own.nice);
+    EXPECT_EQ(all.at("eventfs-streams").cpus, own.cpus);
   }
 }
 
