@@ -248,10 +248,7 @@ void StreamHub::control_loop() {
   }
 }
 
-void StreamHub::drain_loop(int cpu) {
-  using Clock = std::chrono::steady_clock;
-  constexpr auto kRest = std::chrono::milliseconds(kRestMs);
-  PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
+void StreamHub::place_drainer(int cpu) {
   // On its own CPU, where the writer of the ring's records runs, when the
   // daemon may use that CPU (a CPU kept out of its affinity, as isolated
   // ones are, is left alone). Floating, two drainers woken at once were
@@ -272,6 +269,13 @@ void StreamHub::drain_loop(int cpu) {
                    std::strerror(e));
     });
   }
+}
+
+void StreamHub::drain_loop(int cpu) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kRest = std::chrono::milliseconds(kRestMs);
+  PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
+  place_drainer(cpu);
   CpuSink sink(*this, cpu);
   // The most a raw record can take in a queue: one record of the largest
   // stable event for each stable event over one raw event, at worst all.

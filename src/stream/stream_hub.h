@@ -80,6 +80,7 @@ class StreamHub {
   class CpuSink;
   void control_loop();   // opens the rings while someone reads, closes them after
   void drain_loop(int cpu);  // reads one CPU's ring while they are open
+  void place_drainer(int cpu);  // the calling drainer's CPU and nice value
   void wake_drainers();
   void notify(int cpu);  // cpu < 0: every listener
   void reader_count(int delta);
