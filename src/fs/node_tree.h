@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace eventfs {
@@ -24,6 +25,13 @@ class ReadCompletion {
  public:
   virtual ~ReadCompletion() = default;
   virtual void done(int err, std::string_view data) = 0;
+  // The data in pieces (answered without joining them where the transport
+  // can: FUSE's writev); by default joined and given to done().
+  virtual void done_parts(const std::string_view* parts, int n) {
+    std::string all;
+    for (int i = 0; i < n; ++i) all.append(parts[i]);
+    done(0, all);
+  }
   // Whether the reader has given up (a signal): then answer EINTR.
   virtual bool interrupted() const = 0;
   // Identifies the request, for interrupt().

@@ -54,6 +54,14 @@ bool StreamFile::take_locked(Open& o, std::size_t count, std::string& out) {
   return true;
 }
 
+bool StreamFile::take_in_place(Open& o, std::size_t count, ReadCompletion& c) {
+  // As take_locked(), answered straight from where the source keeps the
+  // bytes (one copy fewer: the kernel's, into the reader's buffer).
+  if (!o.pending.empty()) return false;
+  return channel_->take_parts(count > 1 ? count - 1 : count,
+                              [&c](const std::string_view* parts, int n) { c.done_parts(parts, n); });
+}
+
 void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) {
   // Reused by each thread: a read allocates nothing (allocating and freeing
   // a large buffer per read made glibc give the pages back and fault them
@@ -61,6 +69,7 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
   thread_local std::string out;
   {
     std::lock_guard lock(mu_);
+    if (take_in_place(o, count, *c)) return;
     bool have = take_locked(o, count, out);
     if (!have && !ended_) {
       if (int e = channel_->error()) {
@@ -90,6 +99,10 @@ void StreamFile::data_ready() {
     std::lock_guard lock(mu_);
     while (!waiters_.empty()) {
       Waiter& w = waiters_.front();
+      if (take_in_place(*w.open, w.count, *w.completion)) {
+        waiters_.pop_front();
+        continue;
+      }
       if (data.size() <= answers.size()) data.emplace_back();
       int err = 0;
       if (!take_locked(*w.open, w.count, data[answers.size()]) && (err = channel_->error()) == 0) break;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "fs/node_tree.h"
 
@@ -21,6 +22,17 @@ class StreamChannel {
   // at least one unit when any is available even if it is larger. False if
   // there is nothing to read now. Consuming.
   virtual bool take(std::size_t max, std::string& out) = 0;
+  // As take(), without a copy: hands whole units of up to `max` bytes, where
+  // they lie, to `send` (called with the source's lock held, so the bytes
+  // stay put; they are consumed once it returns). False, and nothing sent,
+  // when take() must make the bytes (a lost-events mark), when the first
+  // unit is larger than `max`, or when the source cannot.
+  using SendParts = std::function<void(const std::string_view* parts, int n)>;
+  virtual bool take_parts(std::size_t max, const SendParts& send) {
+    (void)max;
+    (void)send;
+    return false;
+  }
   // Whether take() would give something now (for poll; consumes nothing).
   virtual bool readable() = 0;
   // An errno while the source cannot deliver at all (the kernel's rings
@@ -56,6 +68,7 @@ class StreamFile final : public FileBehaviour, public std::enable_shared_from_th
     std::unique_ptr<ReadCompletion> completion;
   };
   bool take_locked(Open& o, std::size_t count, std::string& out);
+  bool take_in_place(Open& o, std::size_t count, ReadCompletion& c);  // answers c if it can
   void read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c);
   void interrupt(const void* key);
   unsigned poll(Open& o, std::unique_ptr<PollNotifier> n);

@@ -99,30 +99,51 @@ void RecordQueue::popped(std::size_t records, std::size_t bytes) {
 
 void RecordQueue::pop() { popped(1, front_size()); }
 
-std::size_t RecordQueue::take_into(std::string& out, std::size_t max_bytes, bool at_least_one) {
-  std::size_t taken = 0, taken_bytes = 0;
-  while (!empty()) {
-    // The records from head_ up to the end of the contiguous run.
-    const std::size_t run_end = wrapped_ ? end_ : tail_;
-    std::size_t at = head_, records = 0, m = meta_head_;
+RecordQueue::Runs RecordQueue::front_runs(std::size_t max_bytes, bool at_least_one) const {
+  Runs r;
+  std::size_t head = head_, m = meta_head_, taken_bytes = 0, taken = 0;
+  bool wrapped = wrapped_;
+  while (!empty() && r.n < 2) {
+    // The records from `head` up to the end of the contiguous run.
+    const std::size_t run_end = wrapped ? end_ : tail_;
+    std::size_t at = head, records = 0;
     bool full = false;
     while (at < run_end) {
       std::uint32_t size = meta_[m].size;
-      if (++m == meta_cap_) m = 0;
-      if (taken_bytes + (at - head_) + size > max_bytes && !(at_least_one && taken == 0 && records == 0)) {
+      if (taken_bytes + (at - head) + size > max_bytes && !(at_least_one && taken == 0 && records == 0)) {
         full = true;
         break;
       }
+      if (++m == meta_cap_) m = 0;
       at += size;
       ++records;
     }
     if (records == 0) break;
-    out.append(reinterpret_cast<const char*>(buf_.get() + head_), at - head_);
+    r.at[r.n] = buf_.get() + head;
+    r.bytes[r.n] = at - head;
+    r.records[r.n] = records;
+    ++r.n;
     taken += records;
-    taken_bytes += at - head_;
-    popped(records, at - head_);
-    if (full) break;
+    taken_bytes += at - head;
+    if (full || !wrapped) break;
+    head = 0;  // the run ended where the buffer's records go on at the front
+    wrapped = false;
   }
+  return r;
+}
+
+void RecordQueue::pop_front(const Runs& runs) {
+  for (int i = 0; i < runs.n; ++i) popped(runs.records[i], runs.bytes[i]);
+}
+
+std::size_t RecordQueue::take_into(std::string& out, std::size_t max_bytes, bool at_least_one) {
+  Runs r = front_runs(max_bytes, at_least_one);
+  std::size_t taken = 0;
+  for (int i = 0; i < r.n; ++i) {
+    out.append(reinterpret_cast<const char*>(r.at[i]), r.bytes[i]);
+    taken += r.records[i];
+  }
+  pop_front(r);
   return taken;
 }
 

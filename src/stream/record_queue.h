@@ -48,6 +48,16 @@ class RecordQueue {
   // as fit in `max_bytes`, and the first even if it alone does not when
   // `at_least_one`. Returns how many. One copy per contiguous run.
   std::size_t take_into(std::string& out, std::size_t max_bytes, bool at_least_one);
+  // The same records in place, as one or two contiguous runs (two when they
+  // go on at the front of the buffer), not removed; pop_front() removes them.
+  struct Runs {
+    const std::uint8_t* at[2] = {};
+    std::size_t bytes[2] = {};
+    std::size_t records[2] = {};
+    int n = 0;
+  };
+  Runs front_runs(std::size_t max_bytes, bool at_least_one) const;
+  void pop_front(const Runs& runs);
 
   // Events dropped because the queue was full, not yet reported: the
   // records, plus the counts of the kernel's lost-events records among them

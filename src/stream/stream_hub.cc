@@ -69,6 +69,7 @@ class StreamHub::CpuChannel final : public StreamChannel {
  public:
   CpuChannel(StreamHub& h, int cpu) : hub_(h), cpu_(cpu) {}
   bool take(std::size_t max, std::string& out) override { return hub_.take_cpu(cpu_, max, out); }
+  bool take_parts(std::size_t max, const SendParts& send) override { return hub_.take_cpu_parts(cpu_, max, send); }
   bool readable() override { return hub_.readable(cpu_); }
   int error() override { return hub_.ring_errno_.load(); }
   void reader_opened() override { hub_.reader_count(+1); }
@@ -410,6 +411,20 @@ bool StreamHub::take_cpu(int cpu, std::size_t max, std::string& out) {
   std::size_t used = out.size() - start;
   if (used < max || used == 0) q.take_into(out, max - std::min(used, max), used == 0);
   return out.size() > start;
+}
+
+bool StreamHub::take_cpu_parts(int cpu, std::size_t max, const StreamChannel::SendParts& send) {
+  PerCpu& c = *cpu_.at(static_cast<std::size_t>(cpu));
+  std::lock_guard lock(c.mu);
+  RecordQueue& q = c.queue;
+  if (q.empty() || q.has_dropped()) return false;  // a lost-events record to make first: take_cpu()
+  RecordQueue::Runs runs = q.front_runs(max, false);
+  if (runs.n == 0) return false;
+  std::string_view parts[2];
+  for (int i = 0; i < runs.n; ++i) parts[i] = {reinterpret_cast<const char*>(runs.at[i]), runs.bytes[i]};
+  send(parts, runs.n);  // the queue's lock held: the drainer stages meanwhile
+  q.pop_front(runs);
+  return true;
 }
 
 namespace {

@@ -89,6 +89,7 @@ class StreamHub {
   std::vector<std::unique_lock<std::mutex>> lock_all();
   bool take_text(std::size_t max, std::string& out);
   bool take_cpu(int cpu, std::size_t max, std::string& out);
+  bool take_cpu_parts(int cpu, std::size_t max, const StreamChannel::SendParts& send);
   bool readable(int cpu);  // cpu < 0: any
   void lost_record(int cpu, std::uint64_t ts, std::uint64_t count, bool unknown, std::string& out_bytes);
 

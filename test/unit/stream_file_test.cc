@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <deque>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "fs/stream_file.h"
 
@@ -43,6 +46,7 @@ struct Answer {
   bool answered = false;
   int err = -1;
   std::string data;
+  int parts = 0;  // pieces it came in (0: done(), one buffer)
 };
 
 class FakeCompletion final : public ReadCompletion {
@@ -51,6 +55,11 @@ class FakeCompletion final : public ReadCompletion {
   void done(int err, std::string_view data) override {
     EXPECT_FALSE(a_.answered) << "answered twice";
     a_ = {true, err, std::string(data)};
+  }
+  void done_parts(const std::string_view* parts, int n) override {
+    EXPECT_FALSE(a_.answered) << "answered twice";
+    a_ = {true, 0, {}, n};
+    for (int i = 0; i < n; ++i) a_.data.append(parts[i]);
   }
   bool interrupted() const override { return interrupted_; }
   const void* key() const override { return &a_; }
@@ -88,6 +97,76 @@ TEST_F(StreamFileTest, ReadWithDataIsAnsweredAtOnceWithWholeUnits) {
   ASSERT_TRUE(a.answered);
   EXPECT_EQ(a.err, 0);
   EXPECT_EQ(a.data, "line one\nline two\n");
+}
+
+// A source that hands its units in place: each unit a part.
+class InPlaceChannel final : public StreamChannel {
+ public:
+  bool take(std::size_t max, std::string& out) override {
+    ++copies;
+    if (units.empty()) return false;
+    std::size_t used = 0;
+    do {
+      used += units.front().size();
+      out += units.front();
+      units.pop_front();
+    } while (!units.empty() && used + units.front().size() <= max);
+    return true;
+  }
+  bool take_parts(std::size_t max, const SendParts& send) override {
+    std::vector<std::string_view> parts;
+    std::size_t used = 0;
+    for (const auto& u : units) {
+      if (used + u.size() > max) break;
+      parts.push_back(u);
+      used += u.size();
+    }
+    if (parts.empty()) return false;
+    send(parts.data(), static_cast<int>(parts.size()));
+    units.erase(units.begin(), units.begin() + static_cast<std::ptrdiff_t>(parts.size()));
+    return true;
+  }
+  bool readable() override { return !units.empty(); }
+  std::deque<std::string> units;
+  int copies = 0;
+};
+
+// Whole units short of the read, answered from where the source keeps them
+// (the waiting reader too); a unit larger than the read goes the copying
+// way, and its rest stays with the open.
+TEST(StreamFileInPlace, WholeUnitsShortOfTheReadAreAnsweredInPlace) {
+  auto channel = std::make_shared<InPlaceChannel>();
+  auto file = std::make_shared<StreamFile>(channel);
+  std::unique_ptr<OpenFile> f;
+  ASSERT_EQ(file->open(O_RDONLY, f), 0);
+  channel->units = {"aaaa", "bbbb", "cccc"};
+  Answer a;
+  f->read_async(0, 8, false, std::make_unique<FakeCompletion>(a));
+  ASSERT_TRUE(a.answered);
+  EXPECT_EQ(a.data, "aaaa") << "never exactly the read's size: the kernel would send the next request";
+  EXPECT_EQ(a.parts, 1);
+  Answer b;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(b));
+  EXPECT_EQ(b.data, "bbbbcccc");
+  EXPECT_EQ(b.parts, 2);
+  Answer w;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(w));
+  EXPECT_FALSE(w.answered);
+  channel->units = {"dddd"};
+  file->data_ready();
+  ASSERT_TRUE(w.answered);
+  EXPECT_EQ(w.data, "dddd");
+  EXPECT_EQ(w.parts, 1);
+  const int copies = channel->copies;
+  channel->units = {"0123456789"};
+  Answer c, d;
+  f->read_async(0, 4, false, std::make_unique<FakeCompletion>(c));
+  f->read_async(4, 100, false, std::make_unique<FakeCompletion>(d));
+  EXPECT_EQ(c.data, "0123");
+  EXPECT_EQ(c.parts, 0);
+  EXPECT_EQ(d.data, "456789");
+  EXPECT_EQ(d.parts, 0) << "the open's rest, not the source's";
+  EXPECT_EQ(channel->copies, copies + 1);
 }
 
 TEST_F(StreamFileTest, AUnitLargerThanTheReadIsKeptForTheSameOpen) {

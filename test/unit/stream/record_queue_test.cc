@@ -112,6 +112,34 @@ TEST(RecordQueue, TakeIntoTakesWholeRecordsUpToTheLimit) {
   EXPECT_EQ(out.size(), 1 + 5 * one);
 }
 
+// The records a reader takes, in place: two runs when they go on at the
+// front of the buffer, and still queued until pop_front().
+TEST(RecordQueue, FrontRunsAreTheRecordsInPlaceAcrossTheWrap) {
+  const std::uint32_t one = EVENTFS_RECORD_SIZE(8);
+  RecordQueue q(5 * one + one / 2);  // five records, then the sixth goes to the front
+  for (std::uint32_t i = 1; i <= 5; ++i) q.push(static_cast<std::int32_t>(i), record(i, i).data());
+  q.pop();
+  q.pop();
+  q.push(6, record(6, 6).data());
+  RecordQueue::Runs r = q.front_runs(1 << 20, false);
+  ASSERT_EQ(r.n, 2);
+  EXPECT_EQ(r.records[0], 3u);
+  EXPECT_EQ(r.bytes[0], 3u * one);
+  EXPECT_EQ(r.records[1], 1u);
+  EXPECT_EQ(r.bytes[1], one);
+  EXPECT_EQ(std::memcmp(r.at[0], record(3, 3).data(), one), 0);
+  EXPECT_EQ(std::memcmp(r.at[1], record(6, 6).data(), one), 0);
+  EXPECT_EQ(q.count(), 4u) << "nothing removed yet";
+  RecordQueue::Runs part = q.front_runs(2 * one + 1, false);
+  ASSERT_EQ(part.n, 1);
+  EXPECT_EQ(part.records[0], 2u);
+  q.pop_front(part);
+  EXPECT_EQ(front_id(q), 5u);
+  q.pop_front(q.front_runs(1 << 20, false));
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.front_runs(1 << 20, true).n, 0);
+}
+
 // Records of many sizes through a small queue, wrapping around its end
 // again and again, taken out in bursts: what comes out is in order, whole,
 // and what went missing was reported as dropped.
