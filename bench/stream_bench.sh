@@ -13,7 +13,7 @@
 # Environment: READER (eventfs -o reader=), SECS, ROUNDS, MODERATE (markers/s
 # per CPU), BUFFER_KB, SUBBUF_KB, BUFFER_PERCENT (instance settings, both
 # readers), READ_KB (eventfs read size, default 64), BLOCKING (1: eventfs's
-# streams are read with blocking reads).
+# streams are read with blocking reads), OPTS (more eventfs -o options).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
@@ -46,7 +46,7 @@ for t in marker_storm stream_count; do
 done
 mkdir -p "$mnt"
 { cat "$top/src/catalog/default.catalog"; printf 'STABLE_EVENT(marker, ftrace:print, id=1000,\n\t__array(char, text, 64) = buf\n)\n'; } > "$work/bench.catalog"
-"$build/src/eventfs" "$mnt" -f -o "instance=$inst,catalog=$work/bench.catalog,reader=${READER:-auto}" &
+"$build/src/eventfs" "$mnt" -f -o "instance=$inst,catalog=$work/bench.catalog,reader=${READER:-auto}${OPTS:+,$OPTS}" &
 daemon=$!
 for _ in $(seq 100); do grep -q " $mnt fuse.eventfs " /proc/mounts && break; sleep 0.05; done
 echo 1 > "$mnt/marker/enable"

@@ -99,7 +99,7 @@ void usage(FILE* to) {
                "    -o instance=NAME    tracefs instance eventfs writes to (default: eventfs)\n"
                "    -o reader=MODE      how rings are read: auto (mmap, else read), mmap, read\n"
                "    -o nice=N           nice value of the threads reading the rings\n"
-               "                        (default: 5 below the daemon's own)\n"
+               "                        (default: 10 below the daemon's own)\n"
                "    -o gid=GROUP        group owning the files (name or number): with\n"
                "                        allow_other its members may read formats and\n"
                "                        streams; control files stay writable by root only\n"
@@ -117,13 +117,13 @@ void usage(FILE* to) {
   std::exit(1);
 }
 
-// -o nice=N, or 5 below the daemon's own nice value.
+// -o nice=N, or 10 below the daemon's own nice value.
 int drainer_nice_or_die(const Options& opts) {
   if (!opts.nice) {
     errno = 0;
     int own = getpriority(PRIO_PROCESS, 0);
     if (errno != 0) own = 0;
-    return std::max(own - 5, -20);
+    return std::max(own - 10, -20);
   }
   char* end = nullptr;
   errno = 0;
