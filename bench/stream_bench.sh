@@ -67,6 +67,10 @@ count_kind() { if [ "$1" = eventfs ] && [ -n "${BLOCKING:-}" ]; then echo eventf
 # run NAME MARKER_FILE STREAM_KIND STREAM_DIR RATE -> "events lost gaps reader_cpu daemon_cpu"
 run() {
   local marker=$2 kind=$3 dir=$4 rate=$5 pids=() outs=() t0 t1
+  # Each run starts on an empty ring with its overrun counters at 0: eventfs
+  # reports at its next open what the kernel overwrote while it had no
+  # stream open, which here would be the direct reader's losses.
+  : > "$direct/trace"
   t0=$(cpu_ticks "$daemon")
   for c in $(seq 0 $((cpus - 1))); do
     "$build/bench/stream_count" "$(count_kind "$kind")" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 "$(read_bytes "$kind")" > "$work/count.$c" &

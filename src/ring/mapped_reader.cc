@@ -29,7 +29,11 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
     cur_ = load(meta_->reader.id);
     from_ = load(meta_->reader.read);
     fresh_ = from_ == 0;
-    lost_.open(has_base_ ? base_ : load(meta_->overrun));
+    // (A counter below the base was reset since, as writing the instance's
+    // trace file does: what it counts was all overwritten while no stream
+    // was open.)
+    const std::uint64_t now = load(meta_->overrun);
+    lost_.open(!has_base_ ? now : now < base_ ? 0 : base_);
   }
   std::size_t n = 0;
   for (;;) {

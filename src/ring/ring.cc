@@ -81,9 +81,8 @@ class ReadRing final : public CpuRing {
  public:
   ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf, std::string stats_path)
       : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf + SubbufParser::kSlack), stats_path_(std::move(stats_path)) {
-    std::uint64_t o = 0;
-    has_overrun_ = read_overrun(stats_path_, o);
-    lost_.open(o);
+    has_overrun_ = read_overrun(stats_path_, opened_overrun_);
+    lost_.open(opened_overrun_);
   }
 
   int drain(RingSink& sink, std::size_t max) override {
@@ -129,7 +128,12 @@ class ReadRing final : public CpuRing {
     return static_cast<int>(n);
   }
   int poll_fd() const override { return fd_.get(); }
-  void count_losses_from(std::uint64_t overrun) override { lost_.open(overrun); }
+  // (A counter below `overrun` was reset since, as writing the instance's
+  // trace file does: what it counts was all overwritten while no stream was
+  // open.)
+  void count_losses_from(std::uint64_t overrun) override {
+    lost_.open(has_overrun_ && opened_overrun_ < overrun ? 0 : overrun);
+  }
   const char* mode() const override { return "read"; }
   RingStats stats() const override {
     RingStats s = stats_;
@@ -152,6 +156,7 @@ class ReadRing final : public CpuRing {
   std::vector<std::uint8_t> buf_;  // one sub-buffer (and kSlack zero bytes), kept between drains
   std::string stats_path_;
   bool has_overrun_ = false;
+  std::uint64_t opened_overrun_ = 0;  // the counter when the ring was opened
   bool loaded_ = false;
   bool short_ = false;  // the loaded sub-buffer is not full
   bool resumed_ = false;  // the first sub-buffer after a catch-up is being read

@@ -160,6 +160,33 @@ TEST(ReadRing, TheRestOfTheSubbufCaughtUpOnDoesNotEndTheNextDrain) {
   EXPECT_EQ(ring->drain(sink, 100000), 0);
 }
 
+// Losses are counted from the overrun counter where the last reader left
+// it, unless the counter has been reset since (writing the instance's trace
+// file resets it): then from 0, everything it counts having been
+// overwritten after the reset.
+TEST(ReadRing, LossesCountFromACounterResetWhileNoStreamWasOpen) {
+  for (std::uint64_t counter_at_open : {3, 600}) {
+    SCOPED_TRACE(counter_at_open);
+    FakeInstance inst("linux-6.18");
+    inst.write_stats(counter_at_open);
+    SubbufBuilder a(8, 10);
+    a.event(ev('a')).missed(-1);
+    inst.write_pages({a.build()});
+    std::string err;
+    auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+    ASSERT_TRUE(ring) << err;
+    ring->count_losses_from(500);  // the last reader saw the counter at 500
+    inst.write_stats(counter_at_open + 7);
+    CollectSink sink;
+    ASSERT_EQ(ring->drain(sink, 100), 1);
+    ASSERT_EQ(sink.items.size(), 2u);
+    EXPECT_TRUE(sink.items[0].lost);
+    EXPECT_TRUE(sink.items[0].unknown);
+    // Reset (3 < 500): all 3 + 7 of them; not reset: the 100 + 7 since the last reader.
+    EXPECT_EQ(sink.items[0].count, counter_at_open == 3 ? 10u : 107u);
+  }
+}
+
 TEST(ReadRing, AutoFallsBackToReadOffTracefs) {
   FakeInstance inst("linux-6.18");
   SubbufBuilder a(8, 10);
