@@ -14,18 +14,23 @@
 namespace eventfs {
 namespace {
 
+// StreamChannel::take() over a queue of units.
+bool take_units(std::deque<std::string>& units, std::size_t max, std::string& out) {
+  if (units.empty()) return false;
+  std::size_t used = 0;
+  do {
+    used += units.front().size();
+    out += units.front();
+    units.pop_front();
+  } while (!units.empty() && used + units.front().size() <= max);
+  return true;
+}
+
 class FakeChannel final : public StreamChannel {
  public:
   bool take(std::size_t max, std::string& out) override {
     std::lock_guard lock(mu);
-    if (units.empty()) return false;
-    std::size_t used = 0;
-    do {
-      used += units.front().size();
-      out += units.front();
-      units.pop_front();
-    } while (!units.empty() && used + units.front().size() <= max);
-    return true;
+    return take_units(units, max, out);
   }
   bool readable() override {
     std::lock_guard lock(mu);
@@ -104,14 +109,7 @@ class InPlaceChannel final : public StreamChannel {
  public:
   bool take(std::size_t max, std::string& out) override {
     ++copies;
-    if (units.empty()) return false;
-    std::size_t used = 0;
-    do {
-      used += units.front().size();
-      out += units.front();
-      units.pop_front();
-    } while (!units.empty() && used + units.front().size() <= max);
-    return true;
+    return take_units(units, max, out);
   }
   bool take_parts(std::size_t max, const SendParts& send) override {
     std::vector<std::string_view> parts;
