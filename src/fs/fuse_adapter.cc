@@ -142,9 +142,9 @@ class FuseReadCompletion final : public ReadCompletion {
       fuse_reply_buf(req_, data.data(), data.size());
   }
   void done_parts(const std::string_view* parts, int n) override {
-    answered_ = true;
     iovec iov[4];
-    if (n > 4) return ReadCompletion::done_parts(parts, n);
+    if (n > 4) return ReadCompletion::done_parts(parts, n);  // joined, through done()
+    answered_ = true;
     for (int i = 0; i < n; ++i) iov[i] = {const_cast<char*>(parts[i].data()), parts[i].size()};
     fuse_reply_iov(req_, iov, n);
   }
