@@ -147,12 +147,14 @@ std::vector<std::shared_ptr<StreamFile>> add_streams(NodeTree& tree, StreamHub& 
   auto text = std::make_shared<StreamFile>(hub.text_channel());
   tree.add_file(tree.root(), "trace_pipe", NodeTree::kReadOnlyMode, text);
   files.push_back(text);
+  hub.on_data([text] { text->data_ready(); });  // every CPU's records
   Node& per_cpu = tree.add_dir(tree.root(), "per_cpu");
   for (int cpu = 0; cpu < hub.cpus(); ++cpu) {
     Node& dir = tree.add_dir(per_cpu, fmt::format("cpu{}", cpu));
     auto raw = std::make_shared<StreamFile>(hub.cpu_channel(cpu));
     tree.add_file(dir, "trace_pipe_raw", NodeTree::kReadOnlyMode, raw);
     files.push_back(raw);
+    hub.on_data([raw] { raw->data_ready(); }, cpu);  // CPU cpu's only
     tree.add_file(dir, "stats", NodeTree::kReadOnlyMode,
                   std::make_shared<ControlFile>(
                       [&hub, cpu](std::string& out) {
@@ -160,11 +162,6 @@ std::vector<std::shared_ptr<StreamFile>> add_streams(NodeTree& tree, StreamHub& 
                         return 0;
                       },
                       nullptr));
-  }
-  hub.on_data([text] { text->data_ready(); });
-  for (int cpu = 0; cpu < hub.cpus(); ++cpu) {
-    const auto& f = files[static_cast<std::size_t>(cpu) + 1];
-    hub.on_data([f] { f->data_ready(); }, cpu);
   }
   return files;
 }

@@ -308,8 +308,8 @@ void StreamHub::drain_loop(int cpu) {
     // sweep, the kernel's buffer_percent wakeup alone came too late; but a
     // sweep reads nothing while that wakeup came within two intervals: in a
     // storm, a sweep found only the writer's part-filled sub-buffer, copied
-    // event by event, one read in eight). Not
-    // reading at the writer's heels lets the kernel fill whole sub-buffers,
+    // event by event, one read in eight). Not reading at the writer's heels
+    // lets the kernel fill whole sub-buffers,
     // which read(2) takes by swapping a page (a partly read sub-buffer is
     // copied event by event, and mmap's GET_READER consumes event by event);
     // and the kernel's readiness can stay up after a catch-up, so polling
