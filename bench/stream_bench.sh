@@ -45,7 +45,7 @@ for t in marker_storm stream_count; do
   [ -x "$build/bench/$t" ] || { echo "missing $build/bench/$t: build first" >&2; exit 1; }
 done
 mkdir -p "$mnt"
-{ cat "$top/src/catalog/default.catalog"; printf 'STABLE_EVENT(marker, ftrace:print, id=1000,\n\t__array(char, text, 64) = buf\n)\n'; } > "$work/bench.catalog"
+{ cat "$top/src/catalog/default.catalog"; printf 'STABLE_EVENT(marker, ftrace:print, id=1000,\n\t__array(char, text, %d) = buf\n)\n' "${TEXT_LEN:-64}"; } > "$work/bench.catalog"
 "$build/src/eventfs" "$mnt" -f -o "instance=$inst,catalog=$work/bench.catalog,reader=${READER:-auto}${OPTS:+,$OPTS}" &
 daemon=$!
 for _ in $(seq 100); do grep -q " $mnt fuse.eventfs " /proc/mounts && break; sleep 0.05; done

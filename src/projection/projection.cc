@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -61,29 +62,35 @@ inline void copy_string(const std::uint8_t* src, std::size_t avail, std::size_t 
     str16(src, dst, static_cast<unsigned>(std::min<std::size_t>(avail, 15)));
     return;
   }
-  if (m % 16 == 0 && m > 16) {  // 16 bytes at a time while the record has them
+  if (m > 16 && m % 8 == 0) {  // 16 bytes at a time while the record has them; an 8-byte tail
     const std::size_t lim = std::min(avail, m - 1);
     const __m128i zero = _mm_setzero_si128();
     std::size_t i = 0;
-    for (; i < lim && i + 16 <= readable; i += 16) {
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    __m128i v = zero;  // the bytes from i on, once the string ends (NULs after it)
+    bool ended = false;
+    for (; i + 16 <= m && i < lim && i + 16 <= readable; i += 16) {
+      v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
       unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)));
       if (lim - i < 16) stop |= 1u << (lim - i);
       if (stop) {
-        __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(projection_detail::kKeep + 16 - __builtin_ctz(stop)));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_and_si128(v, keep));
-        for (i += 16; i < m; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), zero);
-        return;
+        v = _mm_and_si128(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(projection_detail::kKeep + 16 - __builtin_ctz(stop))));
+        ended = true;
+        break;
       }
       _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
     }
-    if (i < lim) {  // the record ends within the next 16 bytes: byte by byte
+    if (!ended) {
+      // Fewer than 16 string bytes left (the 8-byte tail, or the record ends
+      // within 16 bytes): byte by byte.
       alignas(16) std::uint8_t last[16] = {};
       for (std::size_t k = 0; i + k < lim && src[i + k]; ++k) last[k] = src[i + k];
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_load_si128(reinterpret_cast<const __m128i*>(last)));
-      i += 16;
+      v = _mm_load_si128(reinterpret_cast<const __m128i*>(last));
     }
-    for (; i < m; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), zero);
+    for (; i + 16 <= m; i += 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
+      v = zero;
+    }
+    if (i < m) _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + i), v);  // m % 8 == 0: the last 8
     return;
   }
 #endif
@@ -256,7 +263,61 @@ Projection Projection::compile(const Binding& b) {
     p.nfast_[k] = static_cast<std::uint8_t>(batches[k].size());
     p.fast_.insert(p.fast_.end(), batches[k].begin(), batches[k].end());
   }
+  p.fixed_fn_ = fixed_fn_for(p.nfast_);
   return p;
+}
+
+// The fast path of project() for S16 str16, C4 copy4, C8 copy8, ST state and
+// Z zero moves (and no copy2 or copy1), in fast_'s order: the loops have
+// constant trip counts, so this is the straight-line code one would write
+// by hand for the event.
+template <int S16, int C4, int C8, int ST, int Z>
+void Projection::run_fixed(const Projection& p, const std::uint8_t* __restrict raw, std::uint8_t* __restrict out) {
+  const Move* m = p.fast_.data();
+  const Move* z = m + S16 + C4 + C8 + ST;
+  for (int i = 0; i < Z; ++i) {
+    std::uint64_t zero = 0;
+    std::memcpy(out + z[i].src, &zero, 8);
+  }
+#ifdef __SSE2__
+  for (int i = 0; i < S16; ++i) str16(raw + m[i].src, out + m[i].dst, 15);
+#endif
+  m += S16;
+  for (int i = 0; i < C4; ++i) std::memcpy(out + m[i].dst, raw + m[i].src, 4);
+  m += C4;
+  for (int i = 0; i < C8; ++i) std::memcpy(out + m[i].dst, raw + m[i].src, 8);
+  m += C8;
+  for (int i = 0; i < ST; ++i) {
+    const StateTable& t = p.states_[m[i].aux];
+    std::uint64_t v = projection_detail::load_uint(raw + m[i].src, m[i].size) & t.mask;
+    out[m[i].dst] = static_cast<std::uint8_t>(v ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(v))] : 'R');
+  }
+}
+
+namespace {
+constexpr int kMaxS16 = 2, kMaxC4 = 4, kMaxC8 = 2, kMaxST = 1, kMaxZ = 2;
+constexpr int fixed_index(int s16, int c4, int c8, int st, int z) {
+  return (((s16 * (kMaxC4 + 1) + c4) * (kMaxC8 + 1) + c8) * (kMaxST + 1) + st) * (kMaxZ + 1) + z;
+}
+constexpr int kFixedShapes = fixed_index(kMaxS16, kMaxC4, kMaxC8, kMaxST, kMaxZ) + 1;
+}  // namespace
+
+Projection::FixedFn Projection::fixed_fn_for(const std::array<std::uint8_t, kBatches>& n) {
+#ifndef __SSE2__
+  if (n[kStr16]) return nullptr;
+#endif
+  if (n[kCopy2] || n[kCopy1] || n[kStr16] > kMaxS16 || n[kCopy4] > kMaxC4 || n[kCopy8] > kMaxC8 ||
+      n[kState] > kMaxST || n[kZero] > kMaxZ)
+    return nullptr;
+  static const auto table = []<int... I>(std::integer_sequence<int, I...>) {
+    // Index I -> the shape's counts, as fixed_index() lays them out.
+    return std::array<FixedFn, sizeof...(I)>{
+        &run_fixed<I / ((kMaxC4 + 1) * (kMaxC8 + 1) * (kMaxST + 1) * (kMaxZ + 1)),
+                   I / ((kMaxC8 + 1) * (kMaxST + 1) * (kMaxZ + 1)) % (kMaxC4 + 1),
+                   I / ((kMaxST + 1) * (kMaxZ + 1)) % (kMaxC8 + 1), I / (kMaxZ + 1) % (kMaxST + 1),
+                   I % (kMaxZ + 1)>...};
+  }(std::make_integer_sequence<int, kFixedShapes>{});
+  return table[static_cast<std::size_t>(fixed_index(n[kStr16], n[kCopy4], n[kCopy8], n[kState], n[kZero]))];
 }
 
 void Projection::run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const {
@@ -386,14 +447,23 @@ void ProjectionTable::add(const Binding& b) {
   }
   int index = static_cast<int>(all_.size());
   all_.push_back(Projection::compile(b));
-  Projection& p = all_.back();
+  const Projection& p = all_.back();
   max_payload_ = std::max(max_payload_, p.payload_size());
-  int id = p.raw_id();
-  if (id < 0) return;
+  if (p.raw_id() >= 0) chain(index);
+  // all_ may have moved: the pointers are made afresh.
+  dense_.assign(dense_index_.size(), nullptr);
+  for (std::size_t i = 0; i < dense_index_.size(); ++i)
+    if (dense_index_[i] >= 0) dense_[i] = &all_[static_cast<std::size_t>(dense_index_[i])];
+}
+
+// Makes all_[index] findable by its raw id: the first of its raw id, or
+// the last in that raw id's chain.
+void ProjectionTable::chain(int index) {
+  const int id = all_[static_cast<std::size_t>(index)].raw_id();
   int* head = nullptr;
   if (id < kMaxDenseId) {
-    if (dense_.size() <= static_cast<std::size_t>(id)) dense_.resize(static_cast<std::size_t>(id) + 1, -1);
-    head = &dense_[static_cast<std::size_t>(id)];
+    if (dense_index_.size() <= static_cast<std::size_t>(id)) dense_index_.resize(static_cast<std::size_t>(id) + 1, -1);
+    head = &dense_index_[static_cast<std::size_t>(id)];
   } else {
     auto it = std::lower_bound(sparse_.begin(), sparse_.end(), std::make_pair(id, -1));
     if (it == sparse_.end() || it->first != id) it = sparse_.insert(it, {id, -1});
@@ -401,11 +471,11 @@ void ProjectionTable::add(const Binding& b) {
   }
   if (*head < 0) {
     *head = index;
-    return;
+  } else {
+    Projection* q = &all_[static_cast<std::size_t>(*head)];
+    while (q->next_same_raw_ >= 0) q = &all_[static_cast<std::size_t>(q->next_same_raw_)];
+    q->next_same_raw_ = index;
   }
-  Projection* q = &all_[static_cast<std::size_t>(*head)];
-  while (q->next_same_raw_ >= 0) q = &all_[static_cast<std::size_t>(q->next_same_raw_)];
-  q->next_same_raw_ = index;
 }
 
 const Projection* ProjectionTable::find_sparse(int raw_id) const {

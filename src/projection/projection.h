@@ -93,6 +93,9 @@ class Projection {
   // `out` must not overlap `raw`. Inline: the fast path is a handful of
   // loads and stores per field.
   inline void project(const std::uint8_t* __restrict raw, std::uint32_t len, std::uint8_t* __restrict out) const;
+  // The same, one op at a time with every bounds check: what project() does
+  // for a truncated record, and the reference its fast paths are tested against.
+  void project_checked(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
 
   // The raw event (RawEvent::id, the record's common_type) this projection reads.
   int raw_id() const { return raw_id_; }
@@ -114,7 +117,6 @@ class Projection {
     std::vector<std::pair<std::uint64_t, char>> entries;  // TaskStateTable
   };
   void run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
-  void project_checked(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
   void project_rest(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
 
   const Binding* binding_ = nullptr;
@@ -129,6 +131,15 @@ class Projection {
     std::uint8_t size;  // state: raw size
   };
   enum { kStr16, kCopy4, kCopy8, kCopy2, kCopy1, kState, kZero, kBatches };
+  // The fast path with its op counts built in, for the common shapes (no
+  // copy2/copy1 and at most 2 str16, 4 copy4, 2 copy8, 1 state, 2 zero):
+  // straight-line code with no per-kind loop, chosen at compile(); null for
+  // the other shapes, which take the loops.
+  using FixedFn = void (*)(const Projection&, const std::uint8_t*, std::uint8_t*);
+  template <int S16, int C4, int C8, int ST, int Z>
+  static void run_fixed(const Projection& p, const std::uint8_t* __restrict raw, std::uint8_t* __restrict out);
+  static FixedFn fixed_fn_for(const std::array<std::uint8_t, kBatches>& n);
+  FixedFn fixed_fn_ = nullptr;
   std::vector<Move> fast_;
   std::array<std::uint8_t, kBatches> nfast_{};
   std::vector<Op> rest_;
@@ -168,6 +179,11 @@ inline std::uint64_t load_uint(const std::uint8_t* p, unsigned size) {
 inline void Projection::project(const std::uint8_t* __restrict raw, std::uint32_t len,
                                 std::uint8_t* __restrict out) const {
   if (len < fixed_end_) return project_checked(raw, len, out);  // truncated
+  if (fixed_fn_) {
+    fixed_fn_(*this, raw, out);
+    if (!rest_.empty()) project_rest(raw, len, out);
+    return;
+  }
   // Padding first, as whole 8-byte stores that may spill into neighbouring
   // fields (each is written after); Move::src holds the store's offset.
   const Move* m = fast_.data();
@@ -200,13 +216,18 @@ class ProjectionTable {
   ProjectionTable() = default;
   // Compiles every binding. The bindings must outlive the table.
   explicit ProjectionTable(const std::vector<Binding>& bindings);
+  // Movable (the projections stay where they are), not copyable: the table
+  // holds pointers into its own vector.
+  ProjectionTable(ProjectionTable&&) = default;
+  ProjectionTable& operator=(ProjectionTable&&) = default;
+  ProjectionTable(const ProjectionTable&) = delete;
+  ProjectionTable& operator=(const ProjectionTable&) = delete;
   void add(const Binding& b);
 
   const Projection* find(int raw_id) const {
-    if (raw_id >= 0 && static_cast<std::size_t>(raw_id) < dense_.size()) {
-      int i = dense_[static_cast<std::size_t>(raw_id)];
-      return i < 0 ? nullptr : &all_[static_cast<std::size_t>(i)];
-    }
+    // (An unsigned compare: a negative id is out of range too.)
+    if (static_cast<std::size_t>(static_cast<unsigned>(raw_id)) < dense_.size())
+      return dense_[static_cast<std::size_t>(raw_id)];
     return find_sparse(raw_id);
   }
   // The raw id of a record (its common_type), or -1 if the record is too short.
@@ -236,9 +257,11 @@ class ProjectionTable {
 
  private:
   const Projection* find_sparse(int raw_id) const;
+  void chain(int index);
   int read_type_slow(const std::uint8_t* raw) const;
   std::vector<Projection> all_;
-  std::vector<int> dense_;
+  std::vector<int> dense_index_;            // raw id -> index into all_, or -1
+  std::vector<const Projection*> dense_;    // the same as pointers (rebuilt by add())
   std::vector<std::pair<int, int>> sparse_;  // raw id, index into all_
   std::uint32_t max_payload_ = 0;
   std::uint32_t type_off_ = 0, type_size_ = 2;

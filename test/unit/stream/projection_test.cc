@@ -298,12 +298,12 @@ TEST(Projection, RelLocAndTailStrings) {
   EXPECT_EQ(v.str("t"), std::string("tailtex") + '\0');
 }
 
-// Tail strings into char arrays of 16-byte multiples (copied 16 bytes at a
-// time): every string length, NUL position and record end around the
-// array's size gives the string's first bytes up to its NUL, at most M-1,
-// then NULs -- as a byte-by-byte copy would.
+// Tail strings into char arrays of 8-byte multiples (copied 16 bytes at a
+// time, then 8) and of other sizes: every string length, NUL position and
+// record end around the array's size gives the string's first bytes up to
+// its NUL, at most M-1, then NULs -- as a byte-by-byte copy would.
 TEST(Projection, WideCharArraysMatchAByteByByteCopy) {
-  for (std::size_t m : {32u, 48u, 64u}) {
+  for (std::size_t m : {16u, 20u, 24u, 32u, 40u, 48u, 56u, 64u}) {
     SCOPED_TRACE(m);
     SyntheticEvent e;
     ASSERT_TRUE(bind_synthetic({dyn_char_field("t", 8, 0, DynLoc::Tail)},
@@ -324,6 +324,73 @@ TEST(Projection, WideCharArraysMatchAByteByByteCopy) {
       }
     }
   }
+}
+
+// Events of every mix of field kinds -- char[16], u32, u64, u16, u8, a task
+// state -- in counts around the limits of the fast paths with the counts
+// built in: project() gives what the op-by-op path gives, byte for byte,
+// for records of random bytes with NULs here and there.
+TEST(Projection, EveryShapeMatchesTheOpByOpPath) {
+  std::mt19937 rng(7);
+  struct Kind { const char* raw_type; std::uint32_t size, count; const char* decl; };
+  const Kind kinds[] = {{"char", 16, 16, "__array(char, %s, 16) = %s"},
+                        {"u32", 4, 1, "__field(u32, %s) = %s"},
+                        {"u64", 8, 1, "__field(u64, %s) = %s"},
+                        {"u16", 2, 1, "__field(u16, %s) = %s"},
+                        {"u8", 1, 1, "__field(u8, %s) = %s"}};
+  int shapes = 0;
+  for (int n16 = 0; n16 <= 3; ++n16)
+    for (int n32 = 0; n32 <= 5; ++n32)
+      for (int n64 = 0; n64 <= 3; ++n64)
+        for (int n16b = 0; n16b <= 1; ++n16b)
+          for (int n8 = 0; n8 <= 2; ++n8)
+            for (int state = 0; state <= 1; ++state) {
+              const int counts[] = {n16, n32, n64, n16b, n8};
+              // Raw fields in a shuffled order, each at its natural alignment.
+              std::vector<std::pair<int, int>> order;  // kind, index
+              for (int k = 0; k < 5; ++k)
+                for (int i = 0; i < counts[k]; ++i) order.emplace_back(k, i);
+              std::shuffle(order.begin(), order.end(), rng);
+              std::vector<RawField> fields;
+              std::string decls;
+              std::uint32_t off = 8;
+              if (state) {
+                fields.push_back({"st", "long", off, 8, 8, true});
+                off += 8;
+              }
+              for (auto [k, i] : order) {
+                const Kind& kd = kinds[k];
+                std::string name = std::string(kd.raw_type) + "_" + std::to_string(i);
+                std::uint32_t align = kd.count > 1 ? 1 : kd.size;
+                off = (off + align - 1) / align * align;
+                RawField f{name, kd.raw_type, off, kd.size, kd.size / kd.count, false};
+                if (kd.count > 1) {
+                  f.shape = FieldShape::Array;
+                  f.count = kd.count;
+                }
+                fields.push_back(f);
+                off += kd.size;
+                char line[128];
+                std::snprintf(line, sizeof line, kd.decl, name.c_str(), name.c_str());
+                decls += std::string(" ") + line + "\n";
+              }
+              if (state) decls += " __field(char, st) = task_state(st)\n";
+              if (decls.empty()) continue;
+              SyntheticEvent e;
+              if (state) e.raw.print_flags["st"] = {{0x01, "S"}, {0x02, "D"}, {0x04, "T"}};
+              ASSERT_TRUE(bind_synthetic(fields, decls, e)) << decls;
+              const Projection p = Projection::compile(e.binding);
+              ++shapes;
+              for (int round = 0; round < 20; ++round) {
+                std::vector<std::uint8_t> rec(off);
+                for (auto& byte : rec) byte = rng() % 4 == 0 ? 0 : static_cast<std::uint8_t>(rng());
+                std::vector<std::uint8_t> fast(p.payload_size(), 0xee), each(p.payload_size(), 0x55);
+                p.project(rec.data(), static_cast<std::uint32_t>(rec.size()), fast.data());
+                p.project_checked(rec.data(), static_cast<std::uint32_t>(rec.size()), each.data());
+                ASSERT_EQ(fast, each) << decls;
+              }
+            }
+  EXPECT_GT(shapes, 700);
 }
 
 // Every prefix of a record projects without reading past it; what is cut
