@@ -306,6 +306,7 @@ Projection::FixedFn Projection::fixed_fn_for(const std::array<std::uint8_t, kBat
 #ifndef __SSE2__
   if (n[kStr16]) return nullptr;
 #endif
+  if (std::all_of(n.begin(), n.end(), [](std::uint8_t c) { return c == 0; })) return nullptr;  // nothing to run
   if (n[kCopy2] || n[kCopy1] || n[kStr16] > kMaxS16 || n[kCopy4] > kMaxC4 || n[kCopy8] > kMaxC8 ||
       n[kState] > kMaxST || n[kZero] > kMaxZ)
     return nullptr;
@@ -427,8 +428,7 @@ void Projection::project_rest(const std::uint8_t* raw, std::uint32_t len, std::u
   for (const Op& op : rest_) run_op(op, raw, len, out);
 }
 
-std::int32_t Projection::pid(const std::uint8_t* raw, std::uint32_t len) const {
-  if (pid_off_ + pid_size_ > len) return 0;
+std::int32_t Projection::pid_other_size(const std::uint8_t* raw) const {
   return static_cast<std::int32_t>(load_int(raw + pid_off_, pid_size_, true));
 }
 
@@ -447,7 +447,8 @@ void ProjectionTable::add(const Binding& b) {
   }
   int index = static_cast<int>(all_.size());
   all_.push_back(Projection::compile(b));
-  const Projection& p = all_.back();
+  Projection& p = all_.back();
+  p.index_ = static_cast<std::size_t>(index);
   max_payload_ = std::max(max_payload_, p.payload_size());
   if (p.raw_id() >= 0) chain(index);
   // all_ may have moved: the pointers are made afresh.

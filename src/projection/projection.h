@@ -103,7 +103,15 @@ class Projection {
   // Size of the stable record (its layout's size) in bytes.
   std::uint32_t payload_size() const { return payload_size_; }
   // common_pid of a raw record of this event (0 if the record is too short).
-  std::int32_t pid(const std::uint8_t* raw, std::uint32_t len) const;
+  std::int32_t pid(const std::uint8_t* raw, std::uint32_t len) const {
+    if (pid_off_ + pid_size_ > len) return 0;
+    if (pid_size_ == 4) {
+      std::int32_t v;
+      __builtin_memcpy(&v, raw + pid_off_, 4);
+      return v;
+    }
+    return pid_other_size(raw);
+  }
 
   const std::vector<Op>& ops() const { return ops_; }
   const Binding& binding() const { return *binding_; }
@@ -118,6 +126,7 @@ class Projection {
   };
   void run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
   void project_rest(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
+  std::int32_t pid_other_size(const std::uint8_t* raw) const;
 
   const Binding* binding_ = nullptr;
   std::vector<Op> ops_;  // in stable offset order, padding (Zero) included
@@ -151,6 +160,7 @@ class Projection {
   std::uint16_t pid_off_ = 4;
   std::uint8_t pid_size_ = 4;
   int next_same_raw_ = -1;  // ProjectionTable: the next projection of the same raw id
+  std::size_t index_ = 0;   // ProjectionTable: its place in the table
 };
 
 namespace projection_detail {
@@ -182,6 +192,10 @@ inline void Projection::project(const std::uint8_t* __restrict raw, std::uint32_
   if (fixed_fn_) {
     fixed_fn_(*this, raw, out);
     if (!rest_.empty()) project_rest(raw, len, out);
+    return;
+  }
+  if (fast_.empty()) {  // (a string at the record's end, say)
+    project_rest(raw, len, out);
     return;
   }
   // Padding first, as whole 8-byte stores that may spill into neighbouring
@@ -251,7 +265,7 @@ class ProjectionTable {
   const std::vector<Projection>& projections() const { return all_; }
   // Position of `p` among projections() (the binding's index when the table
   // was built from a vector of bindings).
-  std::size_t index_of(const Projection& p) const { return static_cast<std::size_t>(&p - all_.data()); }
+  std::size_t index_of(const Projection& p) const { return p.index_; }
 
   static constexpr int kMaxDenseId = 1 << 16;
 
