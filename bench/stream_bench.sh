@@ -13,7 +13,13 @@
 # Environment: READER (eventfs -o reader=), SECS, ROUNDS, MODERATE (markers/s
 # per CPU), BUFFER_KB, SUBBUF_KB, BUFFER_PERCENT (instance settings, both
 # readers), READ_KB (eventfs read size, default 64), BLOCKING (1: eventfs's
-# streams are read with blocking reads), OPTS (more eventfs -o options).
+# streams are read with blocking reads), OPTS (more eventfs -o options),
+# TEXT_LEN (the size of the stable marker's char[] text, default 24).
+# The markers are "storm-<cpu>-<n>", at most 17 bytes with the newline the
+# kernel adds: in a char[24], a stable record is 40 bytes, as many as the raw
+# record the direct reader gets (a 4-byte event header, 16 bytes of fields,
+# the text and its NUL, rounded to 4). A char[64] doubles the bytes eventfs
+# moves per event.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
@@ -45,7 +51,8 @@ for t in marker_storm stream_count; do
   [ -x "$build/bench/$t" ] || { echo "missing $build/bench/$t: build first" >&2; exit 1; }
 done
 mkdir -p "$mnt"
-{ cat "$top/src/catalog/default.catalog"; printf 'STABLE_EVENT(marker, ftrace:print, id=1000,\n\t__array(char, text, %d) = buf\n)\n' "${TEXT_LEN:-64}"; } > "$work/bench.catalog"
+text_len=${TEXT_LEN:-24}
+{ cat "$top/src/catalog/default.catalog"; printf 'STABLE_EVENT(marker, ftrace:print, id=1000,\n\t__array(char, text, %d) = buf\n)\n' "$text_len"; } > "$work/bench.catalog"
 "$build/src/eventfs" "$mnt" -f -o "instance=$inst,catalog=$work/bench.catalog,reader=${READER:-auto}${OPTS:+,$OPTS}" &
 daemon=$!
 for _ in $(seq 100); do grep -q " $mnt fuse.eventfs " /proc/mounts && break; sleep 0.05; done
@@ -97,7 +104,7 @@ report() {  # LABEL "events lost gaps reader_cpu daemon_cpu" WRITTEN
     "$1" "$3" "$ev" "$(echo "$ev / $secs" | bc -l)" "$lost" "$gaps" "$rcpu" "$dcpu"
 }
 
-echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, $rounds rounds of $secs s, ring $(cat "$direct/buffer_size_kb") KiB per CPU in $((subbuf_bytes / 1024)) KiB sub-buffers, buffer_percent $(cat "$direct/buffer_percent"), kernel $(uname -r)"
+echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, reads of ${READ_KB:-64} KiB$([ -n "${BLOCKING:-}" ] && echo ", blocking" || echo " with O_NONBLOCK and poll"), $rounds rounds of $secs s, ring $(cat "$direct/buffer_size_kb") KiB per CPU in $((subbuf_bytes / 1024)) KiB sub-buffers, buffer_percent $(cat "$direct/buffer_percent"), stable marker record $(( (16 + text_len + 7) / 8 * 8 )) bytes (char[$text_len]), kernel $(uname -r)"
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for mode in full moderate; do
   rate=""
