@@ -36,6 +36,7 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
     lost_.open(!has_base_ ? now : now < base_ ? 0 : base_);
   }
   std::size_t n = 0;
+  bool asked_again = false;
   for (;;) {
     if (cur_ >= nr_subbufs_) return -EIO;
     const std::uint8_t* page = data_ + static_cast<std::size_t>(cur_) * subbuf_size_;
@@ -52,12 +53,23 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
     if (int rc = get_reader_(ctx_); rc < 0) return rc;
     ++stats_.swaps;
     std::uint32_t id = load(meta_->reader.id);
-    // The ring is empty, or the writer is still on our sub-buffer: caught
-    // up. What it appends (even what it committed before this GET_READER,
-    // which the kernel now counts as read) is walked at the next drain, from
-    // our own offset; chasing the writer event by event costs a GET_READER
-    // (and the kernel's consuming of each event) for a handful of records.
-    if (id == cur_) return static_cast<int>(n);
+    if (id == cur_) {
+      // The kernel kept our sub-buffer. Either the ring is empty (the writer
+      // is still on our sub-buffer): caught up. What it appends (even what
+      // it committed before this GET_READER, which the kernel now counts as
+      // read) is walked at the next drain, from our own offset; chasing the
+      // writer event by event costs a GET_READER (and the kernel's consuming
+      // of each event) for a handful of records. Or our sub-buffer had
+      // events the kernel did not count as read yet (the writer added them
+      // after the last GET_READER, then moved on): this GET_READER only
+      // counted them, and the ring behind may be full (a drainer that took
+      // that for a catch-up rested while the ring overran: drain trace).
+      // Then: walk those events and ask again, once.
+      const std::uint64_t written = load(meta_->entries), gone = load(meta_->overrun) + load(meta_->read);
+      if (asked_again || written <= gone) return static_cast<int>(n);
+      asked_again = true;
+      continue;
+    }
     cur_ = id;
     from_ = 0;
     fresh_ = true;

@@ -15,7 +15,11 @@
 //    keeps the same reader (the ring is empty, or the writer is still
 //    appending to the reader sub-buffer: we stop there, and the next drain
 //    re-loads it and goes on from our offset), or swaps in the next
-//    sub-buffer (a new id: start at 0).
+//    sub-buffer (a new id: start at 0). It also keeps the same reader, only
+//    counting its events as read, when the reader had events it had not
+//    counted yet (appended after the last GET_READER): then the meta page
+//    says the ring holds more (entries > overrun + read), and we walk the
+//    reader's new events and call GET_READER again.
 //  * A new reader sub-buffer may carry the kernel's lost-events mark; it and
 //    the meta page's overrun counter (sampled right after each GET_READER)
 //    are folded into lost() reports by LostAccounting (ring/lost.h).
