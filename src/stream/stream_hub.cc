@@ -84,6 +84,13 @@ StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& reso
                      std::size_t queue_bytes, const WantedEvents* wanted)
     : instance_path_(std::move(instance_path)), mode_(mode), wanted_(wanted), table_(resolution.available) {
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
+  max_entry_ = EVENTFS_RECORD_SIZE(lost_record_size());
+  for (const Projection& head : table_.projections()) {
+    if (table_.find(head.raw_id()) != &head) continue;  // not the first of its raw event
+    std::size_t bytes = 0;
+    for (const Projection* p = &head; p; p = table_.next_same_raw(*p)) bytes += record_size(*p);
+    max_entry_ = std::max(max_entry_, bytes);
+  }
   for (int i = 0; i < cpus; ++i) {
     cpu_.push_back(std::make_unique<PerCpu>(queue_bytes));
     cpu_.back()->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -107,6 +114,32 @@ void StreamHub::notify(int cpu) {
     if (cpu < 0 || of < 0 || of == cpu) l();
 }
 
+void StreamHub::request_notify(int cpu) {
+  PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
+  {
+    std::lock_guard lock(c.notify_mu);
+    c.notify_pending = true;
+  }
+  c.notify_cv.notify_one();
+}
+
+void StreamHub::notify_loop(int cpu) {
+  PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
+  place_drainer(cpu);
+  std::unique_lock lock(c.notify_mu);
+  for (;;) {
+    c.notify_cv.wait(lock, [&c] { return c.notify_pending || c.notify_stop; });
+    if (c.notify_pending) {  // (before stopping: the drainers' last requests)
+      c.notify_pending = false;
+      lock.unlock();
+      notify(cpu);
+      lock.lock();
+      continue;
+    }
+    return;
+  }
+}
+
 void StreamHub::on_ring_error(std::function<void(const std::string&)> report) { report_error_ = std::move(report); }
 
 void StreamHub::start() {
@@ -117,6 +150,8 @@ void StreamHub::start() {
   for (int cpu = 0; cpu < cpus(); ++cpu) {
     drainers_.emplace_back([this, cpu] { drain_loop(cpu); });
     pthread_setname_np(drainers_.back().native_handle(), fmt::format("eventfs-cpu{}", cpu).substr(0, 15).c_str());
+    notifiers_.emplace_back([this, cpu] { notify_loop(cpu); });
+    pthread_setname_np(notifiers_.back().native_handle(), fmt::format("eventfs-tell{}", cpu).substr(0, 15).c_str());
   }
 }
 
@@ -136,6 +171,15 @@ void StreamHub::stop() {
   if (control_.joinable()) control_.join();
   for (auto& t : drainers_) t.join();
   drainers_.clear();
+  for (auto& c : cpu_) {
+    {
+      std::lock_guard lock(c->notify_mu);
+      c->notify_stop = true;
+    }
+    c->notify_cv.notify_one();
+  }
+  for (auto& t : notifiers_) t.join();
+  notifiers_.clear();
   close_rings();
 }
 
@@ -278,11 +322,7 @@ void StreamHub::drain_loop(int cpu) {
   PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
   place_drainer(cpu);
   CpuSink sink(*this, cpu);
-  // The most a raw record can take in a queue: one record of the largest
-  // stable event for each stable event over one raw event, at worst all.
-  const std::size_t max_entry =
-      EVENTFS_RECORD_SIZE(std::max(table_.max_payload_size(), lost_record_size())) *
-      std::max<std::size_t>(1, table_.projections().size());
+  constexpr auto kStagedRetry = std::chrono::milliseconds(1);
   for (;;) {
     {
       std::unique_lock lock(state_mu_);
@@ -324,6 +364,7 @@ void StreamHub::drain_loop(int cpu) {
       pollfd fds[2] = {{c.wake_fd, POLLIN, 0}, {resting ? -1 : ring_fd, POLLIN, 0}};
       auto wake_at = last_sweep + interval;
       if (resting) wake_at = std::min(wake_at, rest_until);
+      if (!c.staging.empty()) wake_at = std::min(wake_at, now + kStagedRetry);
       long long wait_ms = 0;
       if (!behind && wake_at > now)  // rounded up: never spin on a sub-millisecond wait
         wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - now + std::chrono::microseconds(999)).count();
@@ -339,7 +380,16 @@ void StreamHub::drain_loop(int cpu) {
       bool ready = fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLERR | POLLHUP));
       if (ready) last_ready = now;
       std::size_t before = added;
-      if (behind || ready || (sweep && now - last_ready >= 2 * interval)) {
+      bool drain = behind || ready || (sweep && now - last_ready >= 2 * interval);
+      if (!drain && !c.staging.empty()) {  // staged while a reader held the queue: moved when it is free
+        std::unique_lock lock(c.mu, std::try_to_lock);
+        if (lock) {
+          move_records(c.staging, c.queue);
+          lock.unlock();
+          request_notify(cpu);
+        }
+      }
+      if (drain) {
         // A reader taking from the queue (or one preempted while it does)
         // must not hold the ring up: while the queue is busy, records go to
         // the drainer's staging queue, moved over when the queue is free
@@ -347,7 +397,7 @@ void StreamHub::drain_loop(int cpu) {
         std::size_t batch = kDrainBatch;
         std::unique_lock lock(c.mu, std::try_to_lock);
         if (!lock) {
-          batch = std::min(batch, c.staging.free_bytes() / max_entry);  // nothing staged is ever dropped
+          batch = std::min(batch, c.staging.free_bytes() / max_entry_);  // nothing staged is ever dropped
           if (batch < kDrainBatch / 16) {
             lock.lock();
             batch = kDrainBatch;
@@ -367,21 +417,25 @@ void StreamHub::drain_loop(int cpu) {
                                   : std::min(interval * 2, std::chrono::milliseconds(kIdlePollMs));
       // Waiting readers are answered once the ring is caught up, or every
       // kNotifyRecords in a storm: fewer, larger answers, and the drainer
-      // gets back to the ring sooner.
+      // gets back to the ring sooner. The drainer never waits for the queue
+      // here: what is still staged goes over at a later turn (within
+      // kStagedRetry), and the readers are told again then.
       if (added && (!behind || added >= kNotifyRecords)) {
         if (!c.staging.empty()) {
-          std::lock_guard lock(c.mu);
-          move_records(c.staging, c.queue);
+          std::unique_lock lock(c.mu, std::try_to_lock);
+          if (lock) move_records(c.staging, c.queue);
         }
-        notify(cpu);
+        request_notify(cpu);
         added = 0;
       }
     }
+    bool moved = false;
     if (!c.staging.empty()) {  // what was staged when the session ended
       std::lock_guard lock(c.mu);
       move_records(c.staging, c.queue);
+      moved = true;
     }
-    if (added) notify(cpu);
+    if (added || moved) request_notify(cpu);
   }
 }
 

@@ -80,9 +80,12 @@ class StreamHub {
   class CpuSink;
   void control_loop();   // opens the rings while someone reads, closes them after
   void drain_loop(int cpu);  // reads one CPU's ring while they are open
-  void place_drainer(int cpu);  // the calling drainer's CPU and nice value
+  void place_drainer(int cpu);  // the calling drainer's (or notifier's) CPU and nice value
   void wake_drainers();
   void notify(int cpu);  // cpu < 0: every listener
+  // Has CPU `cpu`'s notifier thread call notify(cpu); never waits for it.
+  void request_notify(int cpu);
+  void notify_loop(int cpu);  // a CPU's notifier thread
   void reader_count(int delta);
   bool open_rings(std::string& error);
   void close_rings();
@@ -116,6 +119,11 @@ class StreamHub {
     std::uint64_t overrun_seen = 0;
     const char* mode = "closed";
     int wake_fd = -1;         // eventfd: wakes the CPU's drainer out of poll()
+    // The drainer's requests to tell the CPU's listeners (notify_loop()).
+    // notify_mu is only ever held for a moment, never while listeners run.
+    std::mutex notify_mu;
+    std::condition_variable notify_cv;
+    bool notify_pending = false, notify_stop = false;
   };
   std::vector<std::unique_ptr<PerCpu>> cpu_;
   std::mutex error_mu_;
@@ -137,6 +145,19 @@ class StreamHub {
   std::vector<std::pair<int, std::function<void()>>> listeners_;  // CPU (or -1), listener
   std::thread control_;
   std::vector<std::thread> drainers_;  // one per CPU
+  // One per CPU: tells that CPU's listeners when its drainer asks. A
+  // listener takes its file's lock, which a reader answered in place holds
+  // while the kernel copies the answer (and longer if the reader's thread
+  // is preempted meanwhile); a drainer that told the listeners itself
+  // waited there for milliseconds at times while its ring overran
+  // (scheduler trace). It runs where its drainer does, at the same nice
+  // value: it answers waiting readers in place, with the queue held; at the
+  // daemon's own nice value it was preempted there by the CPU's writer, and
+  // the drainer, its staging queue full, waited for the queue.
+  std::vector<std::thread> notifiers_;
+  // The most queue bytes one raw record can make: the records of every
+  // stable event over one raw event (for the drainer's staging batches).
+  std::size_t max_entry_ = 0;
   std::optional<int> drainer_nice_;  // unset: the daemon's
   std::once_flag nice_warning_;
 };
