@@ -895,20 +895,25 @@ TEST_F(StreamRing, ItsReadersRunOnTheirCpuTenBelowTheDaemonsNiceValueOrAtTheOpti
     ASSERT_TRUE(m.Start());
     const int cpus = mount_cpus(m.path());
     ASSERT_GT(cpus, 0);
-    std::map<std::string, ThreadSched> drainers;
-    EXPECT_TRUE(wait_until([&] { return static_cast<int>((drainers = threads_of(m.pid(), "eventfs-cpu")).size()) == cpus; }, 5s))
-        << drainers.size() << " eventfs-cpuN threads";
-    auto all = threads_of(m.pid(), "eventfs");
-    const ThreadSched own = all.at("eventfs");  // the main thread (and libfuse's)
-    const int want = opt.empty() ? std::max(own.nice - 10, -20) : 3;
-    for (int cpu = 0; cpu < cpus; ++cpu) {
-      const std::string name = "eventfs-cpu" + std::to_string(cpu);
-      ASSERT_EQ(drainers.count(name), 1u) << name;
-      EXPECT_EQ(drainers[name].nice, want) << name;
-      if (CPU_ISSET(cpu, &mine)) {
-        EXPECT_EQ(drainers[name].cpus, std::to_string(cpu)) << name;
+    // The ring readers and, for each CPU, the thread that answers its readers.
+    for (const char* prefix : {"eventfs-cpu", "eventfs-tell"}) {
+      std::map<std::string, ThreadSched> per_cpu;
+      EXPECT_TRUE(wait_until([&] { return static_cast<int>((per_cpu = threads_of(m.pid(), prefix)).size()) == cpus; }, 5s))
+          << per_cpu.size() << " " << prefix << "N threads";
+      auto all = threads_of(m.pid(), "eventfs");
+      const ThreadSched own = all.at("eventfs");  // the main thread (and libfuse's)
+      const int want = opt.empty() ? std::max(own.nice - 10, -20) : 3;
+      for (int cpu = 0; cpu < cpus; ++cpu) {
+        const std::string name = prefix + std::to_string(cpu);
+        ASSERT_EQ(per_cpu.count(name), 1u) << name;
+        EXPECT_EQ(per_cpu[name].nice, want) << name;
+        if (CPU_ISSET(cpu, &mine)) {
+          EXPECT_EQ(per_cpu[name].cpus, std::to_string(cpu)) << name;
+        }
       }
     }
+    auto all = threads_of(m.pid(), "eventfs");
+    const ThreadSched own = all.at("eventfs");
     EXPECT_EQ(all.at("eventfs-streams").nice, own.nice);
     EXPECT_EQ(all.at("eventfs-streams").cpus, own.cpus);
   }
