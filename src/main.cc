@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ struct Options {
   char* instance = nullptr;
   char* reader = nullptr;
   char* nice = nullptr;
+  char* rt = nullptr;
   char* gid = nullptr;
   std::vector<std::string> positional;
   bool foreground = false;
@@ -62,6 +64,7 @@ const fuse_opt kOptionSpec[] = {
     EVENTFS_OPT("instance=%s", instance),
     EVENTFS_OPT("reader=%s", reader),
     EVENTFS_OPT("nice=%s", nice),
+    EVENTFS_OPT("rt=%s", rt),
     EVENTFS_OPT("gid=%s", gid),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
@@ -100,6 +103,7 @@ void usage(FILE* to) {
                "    -o reader=MODE      how rings are read: auto (mmap, else read), mmap, read\n"
                "    -o nice=N           nice value of the threads reading the rings\n"
                "                        (default: 10 below the daemon's own)\n"
+               "    -o rt=PRIO          run them SCHED_FIFO at PRIO (1-99) instead\n"
                "    -o gid=GROUP        group owning the files (name or number): with\n"
                "                        allow_other its members may read formats and\n"
                "                        streams; control files stay writable by root only\n"
@@ -130,6 +134,17 @@ int drainer_nice_or_die(const Options& opts) {
   long n = std::strtol(opts.nice, &end, 10);
   if (!*opts.nice || !end || *end || errno != 0 || n < -20 || n > 19)
     die(std::string("nice=") + opts.nice + ": expected a number from -20 to 19");
+  return static_cast<int>(n);
+}
+
+// -o rt=PRIO: a SCHED_FIFO priority, 1 to 99.
+std::optional<int> drainer_fifo_or_die(const Options& opts) {
+  if (!opts.rt) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(opts.rt, &end, 10);
+  if (!*opts.rt || !end || *end || errno != 0 || n < 1 || n > 99)
+    die(std::string("rt=") + opts.rt + ": expected a priority from 1 to 99");
   return static_cast<int>(n);
 }
 
@@ -236,6 +251,7 @@ int main(int argc, char* argv[]) {
   if (opts.reader && !parse_reader_mode(opts.reader, reader_mode))
     die(std::string("reader=") + opts.reader + ": expected auto, mmap or read");
   const int drainer_nice = drainer_nice_or_die(opts);
+  const std::optional<int> drainer_fifo = drainer_fifo_or_die(opts);
 
   check_mount_point(mountpoint);
   const std::string root = tracefs_root_or_die(opts);
@@ -261,6 +277,7 @@ int main(int argc, char* argv[]) {
     hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode,
                                       StreamHub::kQueueBytes, &wanted);
     hub->set_drainer_nice(drainer_nice);
+    if (drainer_fifo) hub->set_drainer_fifo(*drainer_fifo);
     // After daemonizing stderr is gone: error_log says why the streams fail.
     hub->on_ring_error([log = &controller->error_log()](const std::string& why) { log->add("trace_pipe", why, "", 0); });
   }
@@ -324,7 +341,7 @@ int main(int argc, char* argv[]) {
   fuse_session_destroy(se);
   release_open_files();
   fuse_opt_free_args(&args);
-  for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.nice, opts.gid}) std::free(o);
+  for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.nice, opts.rt, opts.gid}) std::free(o);
   if (instance) instance->remove();  // triggers, then events, then the instance
   // The loop returns the signal that ended it: a requested shutdown is a clean one.
   bool clean = rc == 0 || rc == SIGTERM || rc == SIGINT || rc == SIGHUP;

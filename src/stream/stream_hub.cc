@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -306,6 +307,17 @@ void StreamHub::place_drainer(int cpu) {
     CPU_ZERO(&own);
     CPU_SET(cpu, &own);
     (void)pthread_setaffinity_np(pthread_self(), sizeof own, &own);
+  }
+  if (drainer_fifo_) {
+    sched_param sp{};
+    sp.sched_priority = *drainer_fifo_;
+    int e = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+    if (e == 0) return;
+    std::call_once(fifo_warning_, [&] {
+      std::fprintf(stderr, "eventfs: cannot make the ring readers SCHED_FIFO at priority %d: %s\n", *drainer_fifo_,
+                   std::strerror(e));
+    });
+    // (then at their nice value)
   }
   if (drainer_nice_ && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), *drainer_nice_) != 0) {
     int e = errno;

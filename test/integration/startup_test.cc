@@ -69,6 +69,13 @@ TEST_F(StartupFailure, NiceOutsideTheKernelsRange) {
   }
 }
 
+TEST_F(StartupFailure, RtPriorityOutsideSchedFifosRange) {
+  for (const char* v : {"abc", "0", "100", "", "-1", "5x"}) {
+    auto f = RunRefused({"-o", std::string("rt=") + v, mnt_, "-f"}, mnt_);
+    ExpectRefused(f, {std::string("eventfs: rt=") + v + ": expected a priority from 1 to 99"});
+  }
+}
+
 TEST_F(StartupFailure, MissingMountPoint) {
   std::string nope = dir_ / "nope";
   auto f = RunRefused({nope, "-f"}, nope);

@@ -859,6 +859,8 @@ TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
 // its nice value and the CPUs it may run on (Cpus_allowed_list).
 struct ThreadSched {
   int nice = 0;
+  int rt_priority = 0;
+  int policy = 0;  // SCHED_OTHER, SCHED_FIFO, ...
   std::string cpus;
 };
 std::map<std::string, ThreadSched> threads_of(pid_t pid, const std::string& prefix) {
@@ -868,13 +870,17 @@ std::map<std::string, ThreadSched> threads_of(pid_t pid, const std::string& pref
     std::string comm = slurp(t.path() / "comm");
     if (!comm.empty() && comm.back() == '\n') comm.pop_back();
     if (comm.rfind(prefix, 0) != 0) continue;
-    // stat: pid (comm) state ppid ... field 19 is nice; comm may hold spaces.
+    // stat: pid (comm) state ppid ... field 19 is nice, 40 rt_priority, 41
+    // policy; comm may hold spaces.
     std::string st = slurp(t.path() / "stat");
     std::istringstream rest(st.substr(st.rfind(')') + 2));
-    std::string field;
-    for (int i = 3; i <= 19 && rest >> field; ++i) {}
+    std::vector<std::string> fields(3);
+    for (std::string field; fields.size() <= 41 && rest >> field;) fields.push_back(field);
     ThreadSched& ts = out[comm];
-    ts.nice = std::stoi(field);
+    if (fields.size() <= 41) continue;
+    ts.nice = std::stoi(fields[19]);
+    ts.rt_priority = std::stoi(fields[40]);
+    ts.policy = std::stoi(fields[41]);
     std::istringstream status(slurp(t.path() / "status"));
     for (std::string line; std::getline(status, line);)
       if (line.rfind("Cpus_allowed_list:", 0) == 0) ts.cpus = line.substr(line.find_first_not_of(" \t", 18));
@@ -882,15 +888,17 @@ std::map<std::string, ThreadSched> threads_of(pid_t pid, const std::string& pref
   return out;
 }
 
-// The thread that reads CPU N's ring runs on CPU N (when the daemon may),
-// 10 below the daemon's nice value or at -o nice=N: floating at the daemon's
-// own, in a storm keeping every CPU busy, they were delayed long enough for
-// the kernel's ring to overrun.
+// The thread that reads CPU N's ring, and the one that answers its readers,
+// run on CPU N (when the daemon may), 10 below the daemon's nice value, at
+// -o nice=N, or SCHED_FIFO with -o rt=PRIO: floating at the daemon's own, in
+// a storm keeping every CPU busy, they were delayed long enough for the
+// kernel's ring to overrun.
 TEST_F(StreamRing, ItsReadersRunOnTheirCpuTenBelowTheDaemonsNiceValueOrAtTheOption) {
   cpu_set_t mine;
   ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
-  for (const std::string& opt : {std::string(), std::string("nice=3")}) {
+  for (const std::string& opt : {std::string(), std::string("nice=3"), std::string("rt=7")}) {
     SCOPED_TRACE(opt.empty() ? "default" : opt);
+    const bool fifo = opt == "rt=7";
     MountedEventfs m(opt.empty() ? std::vector<std::string>{} : std::vector<std::string>{"-o", opt});
     ASSERT_TRUE(m.Start());
     const int cpus = mount_cpus(m.path());
@@ -906,7 +914,13 @@ TEST_F(StreamRing, ItsReadersRunOnTheirCpuTenBelowTheDaemonsNiceValueOrAtTheOpti
       for (int cpu = 0; cpu < cpus; ++cpu) {
         const std::string name = prefix + std::to_string(cpu);
         ASSERT_EQ(per_cpu.count(name), 1u) << name;
-        EXPECT_EQ(per_cpu[name].nice, want) << name;
+        if (fifo) {
+          EXPECT_EQ(per_cpu[name].policy, SCHED_FIFO) << name;
+          EXPECT_EQ(per_cpu[name].rt_priority, 7) << name;
+        } else {
+          EXPECT_EQ(per_cpu[name].policy, SCHED_OTHER) << name;
+          EXPECT_EQ(per_cpu[name].nice, want) << name;
+        }
         if (CPU_ISSET(cpu, &mine)) {
           EXPECT_EQ(per_cpu[name].cpus, std::to_string(cpu)) << name;
         }
@@ -915,6 +929,7 @@ TEST_F(StreamRing, ItsReadersRunOnTheirCpuTenBelowTheDaemonsNiceValueOrAtTheOpti
     auto all = threads_of(m.pid(), "eventfs");
     const ThreadSched own = all.at("eventfs");
     EXPECT_EQ(all.at("eventfs-streams").nice, own.nice);
+    EXPECT_EQ(all.at("eventfs-streams").policy, SCHED_OTHER);
     EXPECT_EQ(all.at("eventfs-streams").cpus, own.cpus);
   }
 }
