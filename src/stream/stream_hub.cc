@@ -85,13 +85,14 @@ StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& reso
                      std::size_t queue_bytes, const WantedEvents* wanted)
     : instance_path_(std::move(instance_path)), mode_(mode), wanted_(wanted), table_(resolution.available) {
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
-  max_entry_ = EVENTFS_RECORD_SIZE(lost_record_size());
+  std::size_t most = 0;
   for (const Projection& head : table_.projections()) {
     if (table_.find(head.raw_id()) != &head) continue;  // not the first of its raw event
     std::size_t bytes = 0;
     for (const Projection* p = &head; p; p = table_.next_same_raw(*p)) bytes += record_size(*p);
-    max_entry_ = std::max(max_entry_, bytes);
+    most = std::max(most, bytes);
   }
+  max_entry_ = most + lost_record_size();  // (a sub-buffer's lost-events record may come first)
   for (int i = 0; i < cpus; ++i) {
     cpu_.push_back(std::make_unique<PerCpu>(queue_bytes));
     cpu_.back()->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -127,6 +128,7 @@ void StreamHub::request_notify(int cpu) {
 void StreamHub::notify_loop(int cpu) {
   PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
   place_drainer(cpu);
+  pthread_setname_np(pthread_self(), fmt::format("eventfs-tell{}", cpu).substr(0, 15).c_str());
   std::unique_lock lock(c.notify_mu);
   for (;;) {
     c.notify_cv.wait(lock, [&c] { return c.notify_pending || c.notify_stop; });
@@ -149,10 +151,10 @@ void StreamHub::start() {
   control_ = std::thread([this] { control_loop(); });
   pthread_setname_np(control_.native_handle(), "eventfs-streams");
   for (int cpu = 0; cpu < cpus(); ++cpu) {
+    // (Each names itself once placed: a thread with its name has its CPU
+    // and priority.)
     drainers_.emplace_back([this, cpu] { drain_loop(cpu); });
-    pthread_setname_np(drainers_.back().native_handle(), fmt::format("eventfs-cpu{}", cpu).substr(0, 15).c_str());
     notifiers_.emplace_back([this, cpu] { notify_loop(cpu); });
-    pthread_setname_np(notifiers_.back().native_handle(), fmt::format("eventfs-tell{}", cpu).substr(0, 15).c_str());
   }
 }
 
@@ -333,6 +335,7 @@ void StreamHub::drain_loop(int cpu) {
   constexpr auto kRest = std::chrono::milliseconds(kRestMs);
   PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
   place_drainer(cpu);
+  pthread_setname_np(pthread_self(), fmt::format("eventfs-cpu{}", cpu).substr(0, 15).c_str());
   CpuSink sink(*this, cpu);
   constexpr auto kStagedRetry = std::chrono::milliseconds(1);
   for (;;) {

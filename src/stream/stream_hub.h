@@ -162,7 +162,8 @@ class StreamHub {
   // the drainer, its staging queue full, waited for the queue.
   std::vector<std::thread> notifiers_;
   // The most queue bytes one raw record can make: the records of every
-  // stable event over one raw event (for the drainer's staging batches).
+  // stable event over one raw event, and a lost-events record (for the
+  // drainer's staging batches, so that nothing staged is dropped).
   std::size_t max_entry_ = 0;
   std::optional<int> drainer_nice_;  // unset: the daemon's
   std::optional<int> drainer_fifo_;  // set: SCHED_FIFO at that priority instead
