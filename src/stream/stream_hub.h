@@ -3,7 +3,8 @@
 // CPU's ring of eventfs's instance, projects each record into its stable
 // event(s) and queues it for the CPU (one thread for all rings could never
 // have more than its fair share of one CPU, whatever the number of CPUs
-// writing; a control thread opens and closes the rings). trace_pipe takes
+// writing; a control thread opens and closes the rings), and a notifier
+// thread per CPU tells that CPU's readers. trace_pipe takes
 // from all queues in time order, as text; per_cpu/cpuN/trace_pipe_raw takes CPU N's queue in the binary
 // framing. Like tracefs's own pipes, what one reader takes is gone for the
 // others.
@@ -52,11 +53,11 @@ class StreamHub {
   int cpus() const { return static_cast<int>(cpu_.size()); }
   std::shared_ptr<StreamChannel> text_channel();
   std::shared_ptr<StreamChannel> cpu_channel(int cpu);
-  // Called (without hub locks held) whenever new records are queued, or
-  // the rings' error changes: for every CPU's records (cpu < 0, as the
-  // merged text stream wants), or only for CPU `cpu`'s. (A drainer that
-  // told every CPU's streams took their locks, and waited on the other
-  // drainer's, in its CPU's turn.)
+  // Called (without hub locks held, from CPU `cpu`'s notifier thread or
+  // the control thread) whenever new records are queued, or the rings'
+  // error changes: for every CPU's records (cpu < 0, as the merged text
+  // stream wants), or only for CPU `cpu`'s. (Telling every CPU's streams
+  // took their locks, and waited on the other CPU's, in this CPU's turn.)
   void on_data(std::function<void()> listener, int cpu = -1);
   // Called with a one-line reason when the rings cannot be read (once per
   // distinct reason); the streams' readers then get EIO.
@@ -64,7 +65,8 @@ class StreamHub {
   // per_cpu/cpuN/stats
   std::string stats_text(int cpu);
 
-  // The nice value of the threads that read the rings (before start()).
+  // The nice value of the threads that read the rings, and of their
+  // notifiers (before start()).
   // They run only while records come, in proportion to them; a storm that
   // keeps every CPU busy delays a drainer at the daemon's own priority by
   // several milliseconds at times (the scheduler's other tasks' slices),
