@@ -121,6 +121,17 @@ void usage(FILE* to) {
   std::exit(1);
 }
 
+// The value of -o NAME=TEXT, a whole decimal number in [lo, hi]; else the
+// daemon stops with `what` (the expected range in words).
+int int_option_or_die(const char* name, const char* text, long lo, long hi, const char* what) {
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(text, &end, 10);
+  if (!*text || !end || *end || errno != 0 || n < lo || n > hi)
+    die(std::string(name) + "=" + text + ": expected " + what);
+  return static_cast<int>(n);
+}
+
 // -o nice=N, or 10 below the daemon's own nice value.
 int drainer_nice_or_die(const Options& opts) {
   if (!opts.nice) {
@@ -129,23 +140,13 @@ int drainer_nice_or_die(const Options& opts) {
     if (errno != 0) own = 0;
     return std::max(own - 10, -20);
   }
-  char* end = nullptr;
-  errno = 0;
-  long n = std::strtol(opts.nice, &end, 10);
-  if (!*opts.nice || !end || *end || errno != 0 || n < -20 || n > 19)
-    die(std::string("nice=") + opts.nice + ": expected a number from -20 to 19");
-  return static_cast<int>(n);
+  return int_option_or_die("nice", opts.nice, -20, 19, "a number from -20 to 19");
 }
 
 // -o rt=PRIO: a SCHED_FIFO priority, 1 to 99.
 std::optional<int> drainer_fifo_or_die(const Options& opts) {
   if (!opts.rt) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  long n = std::strtol(opts.rt, &end, 10);
-  if (!*opts.rt || !end || *end || errno != 0 || n < 1 || n > 99)
-    die(std::string("rt=") + opts.rt + ": expected a priority from 1 to 99");
-  return static_cast<int>(n);
+  return int_option_or_die("rt", opts.rt, 1, 99, "a priority from 1 to 99");
 }
 
 void check_mount_point(const std::string& mnt) {
