@@ -10,6 +10,10 @@
 # (default 3) times each, then the median ratio and the rounds in which
 # eventfs lost events and the direct reader did not. A measurement: it
 # exits 0 whatever the figures.
+# A second baseline reads the same rings through the kernel's mapping
+# (mmap_count: TRACE_MMAP_IOCTL_GET_READER, as eventfs's default reader
+# does) without eventfs; its ratio to the read(2) reader is what the mapping
+# interface itself costs on the running kernel (MMAP_BASELINE=0: skipped).
 # Environment: READER (eventfs -o reader=), SECS, ROUNDS, MODERATE (markers/s
 # per CPU), BUFFER_KB, SUBBUF_KB, BUFFER_PERCENT (instance settings, both
 # readers), READ_KB (eventfs read size, default 64), BLOCKING (1: eventfs's
@@ -47,7 +51,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-for t in marker_storm stream_count; do
+for t in marker_storm stream_count mmap_count; do
   [ -x "$build/bench/$t" ] || { echo "missing $build/bench/$t: build first" >&2; exit 1; }
 done
 mkdir -p "$mnt"
@@ -80,7 +84,11 @@ run() {
   : > "$direct/trace"
   t0=$(cpu_ticks "$daemon")
   for c in $(seq 0 $((cpus - 1))); do
-    "$build/bench/stream_count" "$(count_kind "$kind")" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 "$(read_bytes "$kind")" > "$work/count.$c" &
+    if [ "$kind" = direct-mmap ]; then
+      "$build/bench/mmap_count" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 > "$work/count.$c" &
+    else
+      "$build/bench/stream_count" "$(count_kind "$kind")" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 "$(read_bytes "$kind")" > "$work/count.$c" &
+    fi
     pids+=($!)
   done
   sleep 0.2
@@ -109,7 +117,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 for mode in full moderate; do
   rate=""
   [ $mode = moderate ] && rate=$moderate
-  ratios=() lost_e_sum=0 lost_d_sum=0 loss_only_eventfs=0
+  ratios=() mmap_ratios=() lost_e_sum=0 lost_d_sum=0 loss_only_eventfs=0
   for round in $(seq "$rounds"); do
     # Alternating, each with the machine to itself.
     r=$(run eventfs "$tracing/instances/$inst/trace_marker" eventfs "$mnt" "$rate"); w=$(cat "$work/written")
@@ -119,10 +127,20 @@ for mode in full moderate; do
     report "direct tracefs ($mode)" "$r" "$w"
     read -r ev_d lost_d gaps_d _ <<< "$r"
     ratios+=("$(echo "scale=3; $ev_e / ($ev_d + 0.0001)" | bc -l)")
+    if [ "${MMAP_BASELINE:-1}" != 0 ]; then
+      r=$(run direct-mmap "$direct/trace_marker" direct-mmap "$direct" "$rate"); w=$(cat "$work/written")
+      report "direct mmap ($mode)" "$r" "$w"
+      read -r ev_m _ <<< "$r"
+      mmap_ratios+=("$(echo "scale=3; $ev_m / ($ev_d + 0.0001)" | bc -l)")
+    fi
     lost_e_sum=$((lost_e_sum + lost_e)); lost_d_sum=$((lost_d_sum + lost_d))
     if [ "$gaps_d" -eq 0 ] && [ "$gaps_e" -ne 0 ]; then loss_only_eventfs=$((loss_only_eventfs + 1)); fi
   done
   printf 'stream_rate_ratio_%s=%s  (eventfs/direct, median of %d rounds: %s; target >= 0.90)\n' \
     "$mode" "$(printf '%s\n' "${ratios[@]}" | median)" "$rounds" "${ratios[*]}"
   echo "loss_where_direct_has_none_$mode=$loss_only_eventfs of $rounds rounds (target 0; eventfs lost $lost_e_sum, direct $lost_d_sum in all)"
+  if [ ${#mmap_ratios[@]} -gt 0 ]; then
+    printf 'mmap_interface_ratio_%s=%s  (direct mmap reader / direct read(2) reader, no eventfs, median of %d rounds: %s)\n' \
+      "$mode" "$(printf '%s\n' "${mmap_ratios[@]}" | median)" "$rounds" "${mmap_ratios[*]}"
+  fi
 done

@@ -1,0 +1,107 @@
+/* mmap_count: counts the records of one CPU's ring of a tracefs instance
+ * through the kernel's memory-mapped ring (Linux >= 6.10), as eventfs's
+ * default reader gets them, without eventfs: the baseline that shows what
+ * the mapping interface itself costs against read(2) of trace_pipe_raw.
+ *   mmap_count PATH IDLE_MS
+ * PATH: per_cpu/cpuN/trace_pipe_raw of the instance. Each reader sub-buffer
+ * (TRACE_MMAP_IOCTL_GET_READER) is walked with libtraceevent's kbuffer, from
+ * where the last walk of it ended; after a sub-buffer well short of full
+ * (the writer's) it waits for readiness (or 10 ms), as stream_count's direct
+ * reader does. Stops when nothing came for IDLE_MS after something did, or
+ * at SIGTERM, and prints "events=N lost=N gaps=N reads=N bytes=N cpu_s=X"
+ * (reads: GET_READER calls; lost: the sub-buffers' missed-event counts, or
+ * the growth of the meta page's overrun counter if that is more). */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <traceevent/kbuffer.h>
+#include <unistd.h>
+
+/* The head of struct trace_buffer_meta (include/uapi/linux/trace_mmap.h). */
+struct meta {
+	uint32_t meta_page_size, meta_struct_len, subbuf_size, nr_subbufs;
+	uint64_t reader_lost_events;
+	uint32_t reader_id, reader_read;
+	uint64_t flags, entries, overrun, read;
+};
+#define GET_READER _IO('R', 0x20)
+
+static volatile sig_atomic_t stop;
+static void on_term(int sig) { (void)sig; stop = 1; }
+
+int main(int argc, char **argv)
+{
+	if (argc != 3)
+		return fprintf(stderr, "usage: %s PATH IDLE_MS\n", argv[0]), 2;
+	int idle_ms = atoi(argv[2]);
+	int fd = open(argv[1], O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return perror(argv[1]), 1;
+	long page = sysconf(_SC_PAGESIZE);
+	const volatile struct meta *m = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return perror("mmap of the meta page"), 1;
+	size_t data_len = (size_t)m->subbuf_size * m->nr_subbufs;
+	unsigned char *data = mmap(NULL, data_len, PROT_READ, MAP_SHARED, fd, m->meta_page_size);
+	if (data == MAP_FAILED)
+		return perror("mmap of the sub-buffers"), 1;
+	signal(SIGTERM, on_term);
+	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
+	unsigned long long events = 0, lost = 0, gaps = 0, reads = 0, bytes = 0;
+	const uint64_t overrun0 = m->overrun;
+	uint32_t cur = m->reader_id, from = m->reader_read;
+	int quiet = 0, fresh = 0;
+	while (!stop) {
+		/* The reader sub-buffer, from `from` on (a reloaded sub-buffer is
+		 * walked from its start to keep the time stamps right). */
+		unsigned long long ts, n = 0;
+		if (kbuffer_load_subbuffer(kb, data + (size_t)cur * m->subbuf_size) < 0)
+			return fprintf(stderr, "bad sub-buffer %u\n", cur), 1;
+		if (fresh) {
+			int missed = kbuffer_missed_events(kb);
+			gaps += missed != 0;
+			lost += missed > 0 ? (unsigned long long)missed : 0;
+			fresh = 0;
+		}
+		for (void *e = kbuffer_read_event(kb, &ts); e; e = kbuffer_next_event(kb, &ts))
+			if ((uint32_t)kbuffer_curr_index(kb) >= from)
+				n++;
+		uint32_t size = (uint32_t)kbuffer_subbuffer_size(kb);
+		bytes += size > from ? size - from : 0;
+		from = size;
+		events += n;
+		if (ioctl(fd, GET_READER) < 0)
+			return perror("TRACE_MMAP_IOCTL_GET_READER"), 1;
+		reads++;
+		if (m->reader_id != cur) {
+			cur = m->reader_id;
+			from = 0;
+			fresh = 1;
+			quiet = 0;
+			continue;
+		}
+		if (n)
+			quiet = 0;
+		/* Kept: the writer's sub-buffer (wait for the ring's readiness),
+		 * unless the ring holds more (on 6.18 a GET_READER that finds
+		 * unread events on the reader sub-buffer only counts them). */
+		if ((n == 0 || size < m->subbuf_size / 4 * 3) && m->entries <= m->overrun + m->read) {
+			struct pollfd p = {fd, POLLIN, 0};
+			if (poll(&p, 1, 10) == 0 && n == 0 && events && (quiet += 10) >= idle_ms)
+				break;
+		}
+	}
+	if (m->overrun - overrun0 > lost)
+		lost = m->overrun - overrun0;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("events=%llu lost=%llu gaps=%llu reads=%llu bytes=%llu cpu_s=%.3f\n", events, lost, gaps, reads, bytes,
+	       ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	return 0;
+}
