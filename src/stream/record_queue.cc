@@ -53,6 +53,15 @@ void RecordQueue::prefault() {
   std::memset(static_cast<void*>(meta_.get()), 0, meta_cap_ * sizeof(Meta));
 }
 
+bool RecordQueue::release() {
+  if (!empty() || has_dropped()) return false;
+  buf_.reset();
+  meta_.reset();
+  head_ = tail_ = end_ = meta_head_ = 0;
+  wrapped_ = false;
+  return true;
+}
+
 void RecordQueue::push(std::int32_t pid, const std::uint8_t* rec) {
   eventfs_record_header h;
   std::memcpy(&h, rec, sizeof h);

@@ -34,10 +34,15 @@ class RecordQueue {
   // pass through them in a storm does not take a page fault every 4 KiB.
   // Does nothing once they are allocated (it never touches records).
   void prefault();
+  // Frees the buffers of a queue that holds nothing and has no loss to
+  // report (the next record or prefault() allocates them again); false
+  // otherwise.
+  bool release();
   // Appends a copy of one framed record (header.size bytes at `rec`).
   void push(std::int32_t pid, const std::uint8_t* rec);
 
   bool empty() const { return count_ == 0; }
+  bool allocated() const { return buf_ != nullptr; }
   // The oldest record (its framing) and its pid; only when !empty().
   const std::uint8_t* front() const { return buf_.get() + head_; }
   std::int32_t front_pid() const { return meta_[meta_head_].pid; }

@@ -203,7 +203,7 @@ bool StreamHub::open_rings(std::string& error) {
     rings.push_back(std::move(r));
   }
   auto locks = lock_all();
-  for (auto& c : cpu_) {  // at the first opening only
+  for (auto& c : cpu_) {  // unless still allocated from the last session
     c->queue.prefault();
     c->staging.prefault();
   }
@@ -247,11 +247,34 @@ void StreamHub::close_rings() {
   rings_.clear();
 }
 
+void StreamHub::release_queues() {
+  auto locks = lock_all();
+  if (!rings_.empty()) return;  // (a session began meanwhile)
+  for (auto& c : cpu_) {
+    c->queue.release();  // kept while it holds records for the next reader
+    c->staging.release();
+  }
+}
+
 void StreamHub::control_loop() {
   std::unique_lock lock(state_mu_);
+  // When the queues' memory goes, after the last stream closed.
+  bool release_due = false;
+  std::chrono::steady_clock::time_point release_at;
   for (;;) {
     if (readers_ == 0) ring_errno_.store(0);  // the next reader tries afresh
-    state_cv_.wait(lock, [this] { return stopping_ || (readers_ > 0) != rings_live_.load(); });
+    auto changed = [this] { return stopping_ || (readers_ > 0) != rings_live_.load(); };
+    if (release_due && !rings_live_) {
+      if (!state_cv_.wait_until(lock, release_at, changed)) {
+        release_due = false;
+        lock.unlock();
+        release_queues();
+        lock.lock();
+        continue;
+      }
+    } else {
+      state_cv_.wait(lock, changed);
+    }
     if (rings_live_ && (stopping_ || readers_ == 0)) {
       // Nobody reads: leave the kernel's rings alone, once every drainer has
       // let go of its ring.
@@ -261,6 +284,8 @@ void StreamHub::control_loop() {
       lock.unlock();
       close_rings();
       lock.lock();
+      release_due = true;
+      release_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(kReleaseAfterMs);
       continue;
     }
     if (stopping_) return;

@@ -41,6 +41,10 @@ class StreamHub {
   static constexpr int kPollMs = 5;                    // every ring is looked at this often,
   static constexpr int kIdlePollMs = 10;               // or up to this when nothing comes
   static constexpr int kRestMs = 1;                    // a caught-up ring is left alone this long
+  // The queues' memory (kQueueBytes and kStagingBytes a CPU, and their
+  // records' pids and sizes) is freed this long after the last stream
+  // closed, unless records wait in a queue for the next reader.
+  static constexpr int kReleaseAfterMs = 3000;
 
   // `instance_path`: the tracefs instance whose rings are read; `cpus`: how
   // many; `resolution` must outlive the hub.
@@ -97,6 +101,7 @@ class StreamHub {
   void reader_count(int delta);
   bool open_rings(std::string& error);
   void close_rings();
+  void release_queues();  // the memory of the queues that hold nothing
   std::vector<std::unique_lock<std::mutex>> lock_all();
   bool take_text(std::size_t max, std::string& out);
   bool take_cpu(int cpu, std::size_t max, std::string& out);

@@ -934,6 +934,70 @@ TEST_F(StreamRing, ItsReadersRunOnTheirCpuTenBelowTheDaemonsNiceValueOrAtTheOpti
   }
 }
 
+// The daemon's resident memory, in bytes (-1 if it cannot be read).
+long long resident_bytes(pid_t pid) {
+  std::string s = slurp("/proc/" + std::to_string(pid) + "/status");
+  auto at = s.find("\nVmRSS:");
+  return at == std::string::npos ? -1 : std::stoll(s.substr(at + 7)) * 1024;
+}
+
+// The queues (8 MiB a CPU, and more) are touched when a stream session
+// begins and freed a few seconds after it ended, except a queue that holds
+// records for the next reader: those are all read then.
+TEST_F(StreamRing, TheQueuesMemoryIsFreedAfterTheLastStreamClosedExceptWhereRecordsWait) {
+  MarkerMount mm;
+  MountedEventfs& m = mm.m;
+  ASSERT_TRUE(m.Start());
+  const int cpus = mount_cpus(m.path());
+  ASSERT_GT(cpus, 0);
+  const unsigned id = event_id(m, "marker");
+  const int cpu = test_cpu();
+  const std::string inst = instance_dir(m.instance());
+  const std::string raw = m / ("per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw");
+  const std::string stats_path = m / ("per_cpu/cpu" + std::to_string(cpu) + "/stats");
+  const long long queues = static_cast<long long>(cpus) * (8 << 20);
+  auto open_cpus = [&] {
+    for (int c = 0; c < cpus; ++c)
+      if (parse_stats(slurp(m / ("per_cpu/cpu" + std::to_string(c) + "/stats")))["reader"] == "closed") return false;
+    return true;
+  };
+
+  int fd = ::open((m / "trace_pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_TRUE(wait_until(open_cpus, 5s)) << "the rings were not opened";
+  long long session = -1;
+  EXPECT_TRUE(wait_until([&] { return (session = resident_bytes(m.pid())) >= queues; }, 5s))
+      << "resident " << session << " bytes during a session, " << cpus << " CPUs";
+  ::close(fd);
+  long long after = -1;
+  EXPECT_TRUE(wait_until([&] { return (after = resident_bytes(m.pid())) >= 0 && after <= session - queues * 9 / 10; }, 10s))
+      << "resident " << session << " bytes during the session, " << after << " after it";
+
+  // Records the last reader left in its CPU's queue outlive the release.
+  ASSERT_TRUE(Writes(m / "marker/enable", "1", m / "error_log"));
+  fd = ::open(raw.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_TRUE(wait_until(open_cpus, 5s)) << "the rings were not opened again";
+  constexpr int kMarkers = 200;
+  MarkerWriteResult w = write_markers(inst + "/trace_marker", cpu, kMarkers);
+  ASSERT_EQ(w.error, "");
+  EXPECT_TRUE(wait_until([&] { return stat_value(slurp(stats_path), "read events") >= kMarkers; }, 5s))
+      << slurp(stats_path);
+  ::close(fd);
+  std::this_thread::sleep_for(4s);  // the release comes 3 s after the close (StreamHub::kReleaseAfterMs)
+  Collector col({raw}, true);
+  ASSERT_TRUE(col.Start());
+  EXPECT_TRUE(col.WaitFor([&] { return col.Bytes() >= kMarkers * EVENTFS_RECORD_SIZE(64); }, 5s)) << col.Bytes();
+  col.Stop();
+  auto problems = col.Problems();
+  EXPECT_TRUE(problems.empty()) << join(problems);
+  auto [seq, marks, unknown_marks, lost_sum, odd] = parse_marker_stream(col, Via::Raw, id, cpu);
+  EXPECT_TRUE(odd.empty()) << join(odd);
+  EXPECT_EQ(marks, 0u);
+  ASSERT_EQ(seq.size(), static_cast<std::size_t>(kMarkers)) << "markers kept in the queue across the release";
+  for (int i = 0; i < kMarkers; ++i) EXPECT_EQ(seq[static_cast<std::size_t>(i)], i);
+}
+
 // ---------------------------------------------------------------------------
 // 5. Lost events are never silent.
 
