@@ -40,7 +40,8 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
   for (;;) {
     if (cur_ >= nr_subbufs_) return -EIO;
     const std::uint8_t* page = data_ + static_cast<std::size_t>(cur_) * subbuf_size_;
-    if (!parser_.load(page, subbuf_size_)) return -EIO;
+    // (The same sub-buffer as at the last drain: walked on from its place.)
+    if (!(fresh_ ? parser_.load(page, subbuf_size_) : parser_.reload(page, subbuf_size_))) return -EIO;
     if (fresh_) {
       fresh_ = false;
       std::uint64_t overrun = load(meta_->overrun);

@@ -31,17 +31,26 @@ SubbufParser::SubbufParser(unsigned long_size) : long_size_(long_size == 4 ? 4 :
 
 SubbufParser::~SubbufParser() { kbuffer_free(kbuf_); }
 
+namespace {
+
+std::uint64_t load_commit(const std::uint8_t* page, unsigned long_size) {
+  if (long_size == 8) return __atomic_load_n(reinterpret_cast<const std::uint64_t*>(page + 8), __ATOMIC_ACQUIRE);
+  return __atomic_load_n(reinterpret_cast<const std::uint32_t*>(page + 8), __ATOMIC_ACQUIRE);
+}
+
+}  // namespace
+
+bool SubbufParser::reload(const std::uint8_t* page, std::size_t capacity) {
+  if (page_ && page == page_ && capacity >= header_size() && load_commit(page, long_size_) == commit_) return true;
+  return load(page, capacity);
+}
+
 bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
   page_ = nullptr;
   size_ = 0;
   missed_ = 0;
   if (!kbuf_ || capacity < header_size()) return false;
-  std::uint64_t commit;
-  if (long_size_ == 8) {
-    commit = __atomic_load_n(reinterpret_cast<const std::uint64_t*>(page + 8), __ATOMIC_ACQUIRE);
-  } else {
-    commit = __atomic_load_n(reinterpret_cast<const std::uint32_t*>(page + 8), __ATOMIC_ACQUIRE);
-  }
+  const std::uint64_t commit = load_commit(page, long_size_);
   std::uint64_t size = commit & kCommitMask;
   if (size > capacity - header_size()) return false;
   std::memcpy(&ts_, page, 8);
@@ -65,6 +74,7 @@ bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
   if (kbuffer_load_subbuffer(kbuf_, const_cast<std::uint8_t*>(page)) < 0) return false;
   page_ = page;
   size_ = static_cast<std::uint32_t>(size);
+  commit_ = commit;
   return true;
 }
 

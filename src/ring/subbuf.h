@@ -46,6 +46,12 @@ class SubbufParser {
   // when its commit does not fit in `capacity`, or it says a lost count is
   // stored after the data where there is no room for one.
   bool load(const std::uint8_t* page, std::size_t capacity);
+  // The sub-buffer loaded last, again, as a reader of the kernel's mapping
+  // sees it after a pause: if its commit has not changed, the walk keeps
+  // its place (a load walks from the first event again to find it: in a
+  // storm, half a sub-buffer at every drain that stopped at its batch's
+  // end); else as load().
+  bool reload(const std::uint8_t* page, std::size_t capacity);
 
   // Events lost before this sub-buffer: 0, the stored count, or -1 when the
   // kernel set the flag without storing the count.
@@ -64,6 +70,7 @@ class SubbufParser {
   unsigned long_size_;
   const std::uint8_t* page_ = nullptr;
   std::uint32_t size_ = 0;
+  std::uint64_t commit_ = 0;  // the commit word as loaded
   std::int64_t missed_ = 0;
   std::uint64_t ts_ = 0;
 };

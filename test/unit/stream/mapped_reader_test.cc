@@ -172,6 +172,33 @@ TEST(MappedReader, StopsAtMaxAndResumesMidSubbuf) {
   EXPECT_EQ(tags(sink), "abcdef");
 }
 
+// A drain that stopped at its batch's end goes on from its place in the
+// sub-buffer, not by walking it from the first event again: here the
+// delivered events' headers are garbage by then (a walk from the start
+// would run off the data after the first), and the rest still comes whole.
+// The writer appending to the sub-buffer meanwhile makes it load again.
+TEST(MappedReader, ResumesMidSubbufFromItsPlace) {
+  FakeKernel k;
+  SubbufBuilder p0(8, 0);
+  for (char c = 'a'; c <= 'f'; ++c) p0.event(ev(static_cast<std::uint8_t>(c)), 1);
+  k.put(0, p0);
+  MappedReader r = k.reader();
+  CollectSink sink;
+  ASSERT_EQ(r.drain(sink, 2), 2);
+  EXPECT_EQ(tags(sink), "ab");
+  std::uint32_t huge = 28;  // type_len 28: a 112-byte event
+  std::memcpy(k.data.data() + 16, &huge, 4);
+  ASSERT_EQ(r.drain(sink, 2), 2);
+  ASSERT_EQ(r.drain(sink, 2), 2);
+  EXPECT_EQ(tags(sink), "abcdef");
+  for (std::size_t i = 0; i < sink.items.size(); ++i) EXPECT_EQ(sink.items[i].ts, i + 1) << i;
+  p0.event(ev('g'), 1);
+  k.put(0, p0);
+  ASSERT_GE(r.drain(sink, 100), 0);
+  EXPECT_EQ(tags(sink), "abcdefg");
+  EXPECT_EQ(sink.items.back().ts, 7u);
+}
+
 TEST(MappedReader, LostMarksAndOverrunAreReportedInPlaceOnce) {
   FakeKernel k;
   SubbufBuilder p0(8, 0), p1(8, 10), p2(8, 20), p3(8, 30), p0b(8, 40);
