@@ -71,9 +71,10 @@ bool read_overrun(const std::string& stats_path, std::uint64_t& out) {
   if (n <= 0) return false;
   buf[n] = 0;
   const char* p = std::strstr(buf, "\noverrun:");
-  if (!p && std::strncmp(buf, "overrun:", 8) == 0) p = buf - 1;
+  if (p) ++p;
+  else if (std::strncmp(buf, "overrun:", 8) == 0) p = buf;
   if (!p) return false;
-  out = std::strtoull(p + 9, nullptr, 10);
+  out = std::strtoull(p + 8, nullptr, 10);
   return true;
 }
 

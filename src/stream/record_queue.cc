@@ -1,7 +1,10 @@
 #include "stream/record_queue.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include <eventfs/record.h>
 
@@ -9,7 +12,7 @@ namespace eventfs {
 
 std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
   if (size > cap_ || size < kMinRecord) return nullptr;
-  if (!buf_) allocate();
+  if (!buf_) allocate(false);
   std::size_t at;
   for (;;) {
     if (empty()) {
@@ -41,16 +44,26 @@ std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
   return buf_.get() + at;
 }
 
-void RecordQueue::allocate() {  // uninitialized: untouched pages cost nothing
-  buf_.reset(new std::uint8_t[cap_]);
-  meta_.reset(new Meta[meta_cap_]);
+namespace {
+
+void* map_bytes(std::size_t bytes, bool populate) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
+void UnmapBytes::operator()(void* p) const { ::munmap(p, bytes); }
+
+void RecordQueue::allocate(bool populate) {  // untouched pages cost nothing
+  const std::size_t meta_bytes = meta_cap_ * sizeof(Meta);
+  buf_ = decltype(buf_)(static_cast<std::uint8_t*>(map_bytes(cap_, populate)), UnmapBytes{cap_});
+  meta_ = decltype(meta_)(static_cast<Meta*>(map_bytes(meta_bytes, populate)), UnmapBytes{meta_bytes});
 }
 
 void RecordQueue::prefault() {
-  if (buf_) return;  // allocated already: touched, or about to be
-  allocate();
-  std::memset(buf_.get(), 0, cap_);
-  std::memset(static_cast<void*>(meta_.get()), 0, meta_cap_ * sizeof(Meta));
+  if (!buf_) allocate(true);  // allocated already: touched, or about to be
 }
 
 bool RecordQueue::release() {

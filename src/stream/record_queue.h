@@ -20,6 +20,12 @@
 
 namespace eventfs {
 
+// Deletes what mmap() gave: `bytes` of it.
+struct UnmapBytes {
+  std::size_t bytes = 0;
+  void operator()(void* p) const;
+};
+
 class RecordQueue {
  public:
   // `max_bytes`: the capacity, in bytes of records.
@@ -42,7 +48,6 @@ class RecordQueue {
   void push(std::int32_t pid, const std::uint8_t* rec);
 
   bool empty() const { return count_ == 0; }
-  bool allocated() const { return buf_ != nullptr; }
   // The oldest record (its framing) and its pid; only when !empty().
   const std::uint8_t* front() const { return buf_.get() + head_; }
   std::int32_t front_pid() const { return meta_[meta_head_].pid; }
@@ -86,11 +91,13 @@ class RecordQueue {
 
  private:
   static constexpr std::size_t kMinRecord = 16;  // a record header
-  void allocate();
+  void allocate(bool populate);
   void popped(std::size_t records, std::size_t bytes);
   void drop_oldest();
 
-  std::unique_ptr<std::uint8_t[]> buf_;
+  // Memory mapped for the queue alone: unmapped, it goes back to the
+  // system at once (the heap may keep a freed block, the sanitizers do).
+  std::unique_ptr<std::uint8_t[], UnmapBytes> buf_;
   std::size_t cap_;
   // Live records: [head_, tail_) when !wrapped_; [head_, end_) then
   // [0, tail_) when wrapped_.
@@ -100,7 +107,7 @@ class RecordQueue {
     std::int32_t pid;
     std::uint32_t size;
   };
-  std::unique_ptr<Meta[]> meta_;
+  std::unique_ptr<Meta[], UnmapBytes> meta_;
   std::size_t meta_cap_, meta_head_ = 0;
   bool wrapped_ = false;
   std::uint64_t count_ = 0, dropped_total_ = 0;
