@@ -117,7 +117,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 for mode in full moderate; do
   rate=""
   [ $mode = moderate ] && rate=$moderate
-  ratios=() mmap_ratios=() lost_e_sum=0 lost_d_sum=0 loss_only_eventfs=0
+  ratios=() mmap_ratios=() to_mmap=() lost_e_sum=0 lost_d_sum=0 loss_only_eventfs=0
   for round in $(seq "$rounds"); do
     # Alternating, each with the machine to itself.
     r=$(run eventfs "$tracing/instances/$inst/trace_marker" eventfs "$mnt" "$rate"); w=$(cat "$work/written")
@@ -132,6 +132,7 @@ for mode in full moderate; do
       report "direct mmap ($mode)" "$r" "$w"
       read -r ev_m _ <<< "$r"
       mmap_ratios+=("$(echo "scale=3; $ev_m / ($ev_d + 0.0001)" | bc -l)")
+      to_mmap+=("$(echo "scale=3; $ev_e / ($ev_m + 0.0001)" | bc -l)")
     fi
     lost_e_sum=$((lost_e_sum + lost_e)); lost_d_sum=$((lost_d_sum + lost_d))
     if [ "$gaps_d" -eq 0 ] && [ "$gaps_e" -ne 0 ]; then loss_only_eventfs=$((loss_only_eventfs + 1)); fi
@@ -142,5 +143,7 @@ for mode in full moderate; do
   if [ ${#mmap_ratios[@]} -gt 0 ]; then
     printf 'mmap_interface_ratio_%s=%s  (direct mmap reader / direct read(2) reader, no eventfs, median of %d rounds: %s)\n' \
       "$mode" "$(printf '%s\n' "${mmap_ratios[@]}" | median)" "$rounds" "${mmap_ratios[*]}"
+    printf 'stream_rate_ratio_to_mmap_%s=%s  (eventfs / direct mmap reader, median of %d rounds: %s)\n' \
+      "$mode" "$(printf '%s\n' "${to_mmap[@]}" | median)" "$rounds" "${to_mmap[*]}"
   fi
 done
