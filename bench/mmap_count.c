@@ -2,8 +2,11 @@
  * through the kernel's memory-mapped ring (Linux >= 6.10), as eventfs's
  * default reader gets them, without eventfs: the baseline that shows what
  * the mapping interface itself costs against read(2) of trace_pipe_raw.
- *   mmap_count PATH IDLE_MS
- * PATH: per_cpu/cpuN/trace_pipe_raw of the instance. Each reader sub-buffer
+ *   mmap_count PATH IDLE_MS [CPU]
+ * PATH: per_cpu/cpuN/trace_pipe_raw of the instance; CPU: the CPU to run on
+ * (N, where eventfs runs its reader of that ring: the kernel then consumes
+ * the events of each reader sub-buffer where they were written; from the
+ * other CPU it took twice the CPU time at times). Each reader sub-buffer
  * (TRACE_MMAP_IOCTL_GET_READER) is walked with libtraceevent's kbuffer, from
  * where the last walk of it ended; after a sub-buffer well short of full
  * (the writer's) it waits for readiness (or 10 ms), as stream_count's direct
@@ -11,8 +14,10 @@
  * at SIGTERM, and prints "events=N lost=N gaps=N reads=N bytes=N cpu_s=X"
  * (reads: GET_READER calls; lost: the sub-buffers' missed-event counts, or
  * the growth of the meta page's overrun counter if that is more). */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,9 +42,16 @@ static void on_term(int sig) { (void)sig; stop = 1; }
 
 int main(int argc, char **argv)
 {
-	if (argc != 3)
-		return fprintf(stderr, "usage: %s PATH IDLE_MS\n", argv[0]), 2;
+	if (argc != 3 && argc != 4)
+		return fprintf(stderr, "usage: %s PATH IDLE_MS [CPU]\n", argv[0]), 2;
 	int idle_ms = atoi(argv[2]);
+	if (argc == 4) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(atoi(argv[3]), &set);
+		if (sched_setaffinity(0, sizeof set, &set) != 0)
+			return perror("sched_setaffinity"), 1;
+	}
 	int fd = open(argv[1], O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return perror(argv[1]), 1;

@@ -12,7 +12,7 @@
 # exits 0 whatever the figures.
 # A second baseline reads the same rings through the kernel's mapping
 # (mmap_count: TRACE_MMAP_IOCTL_GET_READER, as eventfs's default reader
-# does) without eventfs; its ratio to the read(2) reader is what the mapping
+# does, on the ring's CPU, as eventfs's reader runs) without eventfs; its ratio to the read(2) reader is what the mapping
 # interface itself costs on the running kernel (MMAP_BASELINE=0: skipped).
 # Environment: READER (eventfs -o reader=), SECS, ROUNDS, MODERATE (markers/s
 # per CPU), BUFFER_KB, SUBBUF_KB, BUFFER_PERCENT (instance settings, both
@@ -85,7 +85,7 @@ run() {
   t0=$(cpu_ticks "$daemon")
   for c in $(seq 0 $((cpus - 1))); do
     if [ "$kind" = direct-mmap ]; then
-      "$build/bench/mmap_count" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 > "$work/count.$c" &
+      "$build/bench/mmap_count" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 "$c" > "$work/count.$c" &
     else
       "$build/bench/stream_count" "$(count_kind "$kind")" "$dir/per_cpu/cpu$c/trace_pipe_raw" 1000 "$(read_bytes "$kind")" > "$work/count.$c" &
     fi
