@@ -18,20 +18,28 @@
 
 namespace eventfs {
 
-class WantedEvents {
+// The flags, and the object itself, have cache lines of their own: each
+// record reads them, on every CPU, and a line shared with data that some
+// thread writes would be fetched again and again.
+class alignas(64) WantedEvents {
  public:
-  explicit WantedEvents(std::size_t count) : flags_(count) {}
+  explicit WantedEvents(std::size_t count) : lines_((count + kPerLine - 1) / kPerLine), count_(count) {}
 
   void set(std::size_t index, bool wanted) {
-    if (index < flags_.size()) flags_[index].store(wanted, std::memory_order_relaxed);
+    if (index < count_) lines_[index / kPerLine].flag[index % kPerLine].store(wanted, std::memory_order_relaxed);
   }
   bool wanted(std::size_t index) const {
-    return index < flags_.size() && flags_[index].load(std::memory_order_relaxed);
+    return index < count_ && lines_[index / kPerLine].flag[index % kPerLine].load(std::memory_order_relaxed);
   }
-  std::size_t size() const { return flags_.size(); }
+  std::size_t size() const { return count_; }
 
  private:
-  std::vector<std::atomic<bool>> flags_;
+  static constexpr std::size_t kPerLine = 64;
+  struct alignas(64) Line {
+    std::atomic<bool> flag[kPerLine] = {};
+  };
+  std::vector<Line> lines_;
+  std::size_t count_;
 };
 
 }  // namespace eventfs
