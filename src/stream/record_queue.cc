@@ -63,7 +63,8 @@ void RecordQueue::allocate(bool populate) {  // untouched pages cost nothing
 }
 
 void RecordQueue::prefault() {
-  if (!buf_) allocate(true);  // allocated already: touched, or about to be
+  if (buf_) return;  // allocated already: touched, or about to be
+  allocate(true);
 }
 
 bool RecordQueue::release() {

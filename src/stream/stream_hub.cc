@@ -247,9 +247,8 @@ void StreamHub::close_rings() {
   rings_.clear();
 }
 
-void StreamHub::release_queues() {
+void StreamHub::release_queues() {  // (by the control thread, between sessions)
   auto locks = lock_all();
-  if (!rings_.empty()) return;  // (a session began meanwhile)
   for (auto& c : cpu_) {
     c->queue.release();  // kept while it holds records for the next reader
     c->staging.release();
