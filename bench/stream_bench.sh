@@ -12,8 +12,9 @@
 # exits 0 whatever the figures.
 # A second baseline reads the same rings through the kernel's mapping
 # (mmap_count: TRACE_MMAP_IOCTL_GET_READER, as eventfs's default reader
-# does, on the ring's CPU, as eventfs's reader runs) without eventfs; its ratio to the read(2) reader is what the mapping
-# interface itself costs on the running kernel (MMAP_BASELINE=0: skipped).
+# does, and on the ring's CPU, where eventfs's reader runs) without
+# eventfs; its ratio to the read(2) reader is what the mapping interface
+# itself costs on the running kernel (MMAP_BASELINE=0: skipped).
 # Environment: READER (eventfs -o reader=), SECS, ROUNDS, MODERATE (markers/s
 # per CPU), BUFFER_KB, SUBBUF_KB, BUFFER_PERCENT (instance settings, both
 # readers), READ_KB (eventfs read size, default 64), BLOCKING (1: eventfs's
