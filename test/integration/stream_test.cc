@@ -793,6 +793,14 @@ std::size_t switches_of(const std::vector<std::string>& lines, const PingPongRes
   return n;
 }
 
+// Whether every CPU's stats say its ring is open (or, `open` false, closed).
+bool every_ring(const MountedEventfs& m, int cpus, bool open) {
+  for (int c = 0; c < cpus; ++c)
+    if ((parse_stats(slurp(m / ("per_cpu/cpu" + std::to_string(c) + "/stats")))["reader"] == "closed") == open)
+      return false;
+  return true;
+}
+
 TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
   MountedEventfs m;
   ASSERT_TRUE(m.Start());
@@ -828,14 +836,7 @@ TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
   col.Stop();
 
   // Once the last reader is gone the ring is left alone again.
-  EXPECT_TRUE(wait_until(
-      [&] {
-        for (int c = 0; c < cpus; ++c)
-          if (parse_stats(slurp(m / ("per_cpu/cpu" + std::to_string(c) + "/stats")))["reader"] != "closed")
-            return false;
-        return true;
-      },
-      3s))
+  EXPECT_TRUE(wait_until([&] { return every_ring(m, cpus, false); }, 3s))
       << "the rings stayed open after the stream was closed";
   const long long after_close = kernel_unread_entries(inst, cpus);
   pp = ping_pong(200, cpu);
@@ -956,11 +957,7 @@ TEST_F(StreamRing, TheQueuesMemoryIsFreedAfterTheLastStreamClosedExceptWhereReco
   const std::string raw = m / ("per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw");
   const std::string stats_path = m / ("per_cpu/cpu" + std::to_string(cpu) + "/stats");
   const long long queues = static_cast<long long>(cpus) * (8 << 20);
-  auto open_cpus = [&] {
-    for (int c = 0; c < cpus; ++c)
-      if (parse_stats(slurp(m / ("per_cpu/cpu" + std::to_string(c) + "/stats")))["reader"] == "closed") return false;
-    return true;
-  };
+  auto open_cpus = [&] { return every_ring(m, cpus, true); };
 
   int fd = ::open((m / "trace_pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   ASSERT_GE(fd, 0) << std::strerror(errno);
