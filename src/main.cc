@@ -47,6 +47,7 @@ struct Options {
   char* reader = nullptr;
   char* nice = nullptr;
   char* rt = nullptr;
+  char* queue_kb = nullptr;
   char* gid = nullptr;
   std::vector<std::string> positional;
   bool foreground = false;
@@ -65,6 +66,7 @@ const fuse_opt kOptionSpec[] = {
     EVENTFS_OPT("reader=%s", reader),
     EVENTFS_OPT("nice=%s", nice),
     EVENTFS_OPT("rt=%s", rt),
+    EVENTFS_OPT("queue_kb=%s", queue_kb),
     EVENTFS_OPT("gid=%s", gid),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
@@ -104,6 +106,8 @@ void usage(FILE* to) {
                "    -o nice=N           nice value of the threads reading the rings\n"
                "                        (default: 10 below the daemon's own)\n"
                "    -o rt=PRIO          run them SCHED_FIFO at PRIO (1-99) instead\n"
+               "    -o queue_kb=N       records kept for the streams' readers, per CPU\n"
+               "                        (KiB, 256 to 1048576; default 8192)\n"
                "    -o gid=GROUP        group owning the files (name or number): with\n"
                "                        allow_other its members may read formats and\n"
                "                        streams; control files stay writable by root only\n"
@@ -130,6 +134,13 @@ int int_option_or_die(const char* name, const char* text, long lo, long hi, cons
   if (!*text || !end || *end || errno != 0 || n < lo || n > hi)
     die(std::string(name) + "=" + text + ": expected " + what);
   return static_cast<int>(n);
+}
+
+// -o queue_kb=N: a CPU's record queue, in KiB. At least 256: a queue holds
+// a few of the largest records (EVENTFS_RECORD_MAX_SIZE) whole.
+std::size_t queue_bytes_or_die(const Options& opts) {
+  if (!opts.queue_kb) return StreamHub::kQueueBytes;
+  return static_cast<std::size_t>(int_option_or_die("queue_kb", opts.queue_kb, 256, 1048576, "a size in KiB from 256 to 1048576")) << 10;
 }
 
 // -o nice=N, or 10 below the daemon's own nice value.
@@ -253,6 +264,7 @@ int main(int argc, char* argv[]) {
     die(std::string("reader=") + opts.reader + ": expected auto, mmap or read");
   const int drainer_nice = drainer_nice_or_die(opts);
   const std::optional<int> drainer_fifo = drainer_fifo_or_die(opts);
+  const std::size_t queue_bytes = queue_bytes_or_die(opts);
 
   check_mount_point(mountpoint);
   const std::string root = tracefs_root_or_die(opts);
@@ -276,7 +288,7 @@ int main(int argc, char* argv[]) {
     (void)instance->write("buffer_subbuf_size_kb", std::to_string(StreamHub::kSubbufKb));
     controller = std::make_unique<Controller>(*instance, *tracefs, resolution, &wanted);
     hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode,
-                                      StreamHub::kQueueBytes, &wanted);
+                                      queue_bytes, &wanted);
     hub->set_drainer_nice(drainer_nice);
     if (drainer_fifo) hub->set_drainer_fifo(*drainer_fifo);
     // After daemonizing stderr is gone: error_log says why the streams fail.
@@ -342,7 +354,7 @@ int main(int argc, char* argv[]) {
   fuse_session_destroy(se);
   release_open_files();
   fuse_opt_free_args(&args);
-  for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.nice, opts.rt, opts.gid}) std::free(o);
+  for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.nice, opts.rt, opts.queue_kb, opts.gid}) std::free(o);
   if (instance) instance->remove();  // triggers, then events, then the instance
   // The loop returns the signal that ended it: a requested shutdown is a clean one.
   bool clean = rc == 0 || rc == SIGTERM || rc == SIGINT || rc == SIGHUP;

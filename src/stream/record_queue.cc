@@ -36,8 +36,10 @@ std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
     }
     drop_oldest();  // the reader is behind
   }
+  // (Only records smaller than the constructor was told fill this ring first.)
+  while (count_ >= meta_cap_) drop_oldest();
   tail_ = at + size;
-  std::size_t m = meta_head_ + count_;  // count_ < meta_cap_: a record is at least kMinRecord
+  std::size_t m = meta_head_ + count_;
   if (m >= meta_cap_) m -= meta_cap_;
   meta_[m] = {pid, size};
   ++count_;
@@ -112,7 +114,7 @@ std::uint64_t RecordQueue::front_ts() const {
 void RecordQueue::popped(std::size_t records, std::size_t bytes) {
   head_ += bytes;
   count_ -= records;
-  meta_head_ += records;  // records <= count_ < meta_cap_
+  meta_head_ += records;  // records <= count_ <= meta_cap_
   if (meta_head_ >= meta_cap_) meta_head_ -= meta_cap_;
   if (wrapped_ && head_ == end_) {
     head_ = 0;

@@ -13,6 +13,7 @@
 // in order, not each record's header from a buffer gone cold in cache.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -28,8 +29,12 @@ struct UnmapBytes {
 
 class RecordQueue {
  public:
-  // `max_bytes`: the capacity, in bytes of records.
-  explicit RecordQueue(std::size_t max_bytes) : cap_(max_bytes), meta_cap_(max_bytes / kMinRecord + 1) {}
+  // `max_bytes`: the capacity, in bytes of records. `smallest_record`: the
+  // size of the smallest record that will be queued (at least a header's),
+  // which sizes the ring of pids and sizes; should records come smaller, the
+  // oldest go when that ring is full, as when the bytes are.
+  explicit RecordQueue(std::size_t max_bytes, std::size_t smallest_record = kMinRecord)
+      : cap_(max_bytes), meta_cap_(max_bytes / std::max(smallest_record, kMinRecord) + 1) {}
 
   // Room for one record of `size` bytes (a multiple of 8) at the back, made
   // by dropping the oldest if needed; the caller writes the record there

@@ -85,7 +85,8 @@ StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& reso
                      std::size_t queue_bytes, const WantedEvents* wanted)
     : instance_path_(std::move(instance_path)), mode_(mode), wanted_(wanted), table_(resolution.available) {
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
-  std::size_t most = 0;
+  std::size_t most = 0, smallest = lost_record_size();
+  for (const Projection& p : table_.projections()) smallest = std::min<std::size_t>(smallest, record_size(p));
   for (const Projection& head : table_.projections()) {
     if (table_.find(head.raw_id()) != &head) continue;  // not the first of its raw event
     std::size_t bytes = 0;
@@ -94,7 +95,7 @@ StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& reso
   }
   max_entry_ = most + lost_record_size();  // (a sub-buffer's lost-events record may come first)
   for (int i = 0; i < cpus; ++i) {
-    cpu_.push_back(std::make_unique<PerCpu>(queue_bytes));
+    cpu_.push_back(std::make_unique<PerCpu>(queue_bytes, smallest));
     cpu_.back()->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   }
 }

@@ -33,21 +33,21 @@ namespace eventfs {
 
 class StreamHub {
  public:
-  static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU
+  static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU, by default (-o queue_kb)
   static constexpr int kSubbufKb = 64;                  // eventfs's instance's sub-buffer size
   static constexpr std::size_t kDrainBatch = 4096;     // records taken from one ring in a turn
   static constexpr std::size_t kNotifyRecords = 16384;  // in a storm, tell readers this often
-  static constexpr std::size_t kStagingBytes = 1u << 20;     // per CPU, used while a reader holds the queue
+  static constexpr std::size_t kStagingBytes = 1u << 20;     // per CPU (at most the queue's), used while a reader holds the queue
   static constexpr int kPollMs = 5;                    // every ring is looked at this often,
   static constexpr int kIdlePollMs = 10;               // or up to this when nothing comes
   static constexpr int kRestMs = 1;                    // a caught-up ring is left alone this long
-  // The queues' memory (kQueueBytes and kStagingBytes a CPU, and their
+  // The queues' memory (the queue and staging bytes of each CPU, and their
   // records' pids and sizes) is freed this long after the last stream
   // closed, unless records wait in a queue for the next reader.
   static constexpr int kReleaseAfterMs = 3000;
 
   // `instance_path`: the tracefs instance whose rings are read; `cpus`: how
-  // many; `resolution` must outlive the hub.
+  // many; `resolution` must outlive the hub. `queue_bytes`: each CPU's queue.
   // `wanted` (optional; all are wanted without it) says which stable events
   // the streams carry; it must outlive the hub.
   StreamHub(std::string instance_path, int cpus, const Resolution& resolution, ReaderMode mode,
@@ -120,7 +120,8 @@ class StreamHub {
   // counters, held by the drainer while it drains the ring and by
   // stats_text() (after `mu`, when it holds both).
   struct PerCpu {
-    explicit PerCpu(std::size_t queue_bytes) : queue(queue_bytes), staging(kStagingBytes) {}
+    PerCpu(std::size_t queue_bytes, std::size_t smallest_record)
+        : queue(queue_bytes, smallest_record), staging(std::min(kStagingBytes, queue_bytes), smallest_record) {}
     std::mutex mu;
     std::mutex ring_mu;
     RecordQueue queue;

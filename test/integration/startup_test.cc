@@ -76,6 +76,13 @@ TEST_F(StartupFailure, RtPriorityOutsideSchedFifosRange) {
   }
 }
 
+TEST_F(StartupFailure, QueueSizeOutsideItsRange) {
+  for (const char* v : {"abc", "255", "1048577", "", "-1", "8m"}) {
+    auto f = RunRefused({"-o", std::string("queue_kb=") + v, mnt_, "-f"}, mnt_);
+    ExpectRefused(f, {std::string("eventfs: queue_kb=") + v + ": expected a size in KiB from 256 to 1048576"});
+  }
+}
+
 TEST_F(StartupFailure, MissingMountPoint) {
   std::string nope = dir_ / "nope";
   auto f = RunRefused({nope, "-f"}, nope);

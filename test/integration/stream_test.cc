@@ -1063,13 +1063,22 @@ INSTANTIATE_TEST_SUITE_P(Streams, StreamLost,
                          });
 
 // A reader that keeps a stream open but does not read: eventfs keeps
-// draining the kernel into its own bounded queue, drops the oldest records
-// when it is full, and must say so at the place of the gap.
-class StreamQueueOverflow : public StreamTest, public ::testing::WithParamInterface<Via> {};
+// draining the kernel into its own bounded queue (8 MiB a CPU, or
+// -o queue_kb), drops the oldest records when it is full, and must say so
+// at the place of the gap.
+struct QueueOverflowCase {
+  Via via;
+  int queue_kb;  // 0: the default
+};
+class StreamQueueOverflow : public StreamTest, public ::testing::WithParamInterface<QueueOverflowCase> {};
 
 TEST_P(StreamQueueOverflow, AReaderThatFellBehindIsToldHowManyRecordsWereDropped) {
-  const Via via = GetParam();
-  MarkerMount mm;
+  const Via via = GetParam().via;
+  const std::size_t queue_bytes = GetParam().queue_kb ? std::size_t(GetParam().queue_kb) << 10 : std::size_t(8) << 20;
+  // What a queue holds: a marker's record is a header and a char[64].
+  const std::size_t holds = queue_bytes / (sizeof(eventfs_record_header) + 64);
+  MarkerMount mm(GetParam().queue_kb ? std::vector<std::string>{"-o", "queue_kb=" + std::to_string(GetParam().queue_kb)}
+                                     : std::vector<std::string>{});
   MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
   const unsigned id = event_id(m, "marker");
@@ -1083,8 +1092,8 @@ TEST_P(StreamQueueOverflow, AReaderThatFellBehindIsToldHowManyRecordsWereDropped
   // Open, so eventfs drains the ring, but not read.
   int idle = ::open((m / rel).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   ASSERT_GE(idle, 0) << std::strerror(errno);
-  // More than eventfs's queue of a CPU holds (8 MiB, about 95k markers).
-  constexpr int kMarkers = 150000;
+  // More than eventfs's queue of a CPU holds (8 MiB: about 105k markers).
+  const int kMarkers = static_cast<int>(holds * 3 / 2);
   MarkerWriteResult w = write_markers(inst + "/trace_marker", cpu, kMarkers);
   EXPECT_EQ(w.error, "");
   EXPECT_EQ(w.written, kMarkers);
@@ -1124,13 +1133,21 @@ TEST_P(StreamQueueOverflow, AReaderThatFellBehindIsToldHowManyRecordsWereDropped
   EXPECT_TRUE(ordered) << "markers out of order or repeated; " << ctx.str();
   EXPECT_EQ(newest, kMarkers - 1) << "the newest marker is not the last one read; " << ctx.str();
   EXPECT_EQ(received + lost_sum, static_cast<std::size_t>(kMarkers)) << ctx.str();
+  // The queue held what its size says, no more, and not much less.
+  EXPECT_LE(received, holds) << ctx.str();
+  EXPECT_GE(received, holds * 9 / 10) << ctx.str();
   EXPECT_EQ(static_cast<std::uint64_t>(stat_value(stats, "dropped by eventfs") + stat_value(stats, "lost events")),
             lost_sum)
       << ctx.str();
 }
 
-INSTANTIATE_TEST_SUITE_P(Streams, StreamQueueOverflow, ::testing::Values(Via::Text, Via::Raw),
-                         [](const auto& info) { return info.param == Via::Text ? "TracePipe" : "PerCpuRaw"; });
+INSTANTIATE_TEST_SUITE_P(Streams, StreamQueueOverflow,
+                         ::testing::Values(QueueOverflowCase{Via::Text, 0}, QueueOverflowCase{Via::Raw, 0},
+                                           QueueOverflowCase{Via::Raw, 256}),
+                         [](const auto& info) {
+                           return std::string(info.param.via == Via::Text ? "TracePipe" : "PerCpuRaw") +
+                                  (info.param.queue_kb ? "_QueueKb" + std::to_string(info.param.queue_kb) : "");
+                         });
 
 // ---------------------------------------------------------------------------
 // Once known daemon bugs, fixed: kept as regression tests.

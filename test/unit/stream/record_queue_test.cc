@@ -143,8 +143,11 @@ TEST(RecordQueue, FrontRunsAreTheRecordsInPlaceAcrossTheWrap) {
 // Records of many sizes through a small queue, wrapping around its end
 // again and again, taken out in bursts: what comes out is in order, whole,
 // and what went missing was reported as dropped.
-TEST(RecordQueue, WrapsAroundWithoutLosingOrMangling) {
-  RecordQueue q(1000);
+// `smallest_record`: what the queue is told its smallest record will be;
+// 64 is larger than half the records here, so the ring of their pids and
+// sizes fills before the bytes do, at times.
+void wrap_around(std::size_t smallest_record) {
+  RecordQueue q(1000, smallest_record);
   std::uint32_t next_in = 1, next_out = 1;
   std::uint64_t dropped = 0, taken = 0;
   unsigned seed = 12345;
@@ -210,6 +213,33 @@ TEST(RecordQueue, WrapsAroundWithoutLosingOrMangling) {
   EXPECT_EQ(taken + dropped, next_in - 1u) << "every record was taken or reported dropped";
   EXPECT_EQ(dropped, q.dropped_total());
   EXPECT_GT(dropped, 0u) << "the test never made the queue drop";
+}
+
+TEST(RecordQueue, WrapsAroundWithoutLosingOrMangling) { wrap_around(16); }
+TEST(RecordQueue, WrapsAroundWithoutLosingOrManglingWhenRecordsComeSmallerThanItWasTold) { wrap_around(64); }
+
+// The queue sizes the ring of its records' pids and sizes for its smallest
+// record; when smaller ones come, that ring is full first, and the oldest
+// go as when the bytes are full: counted, in order.
+TEST(RecordQueue, RecordsSmallerThanItWasToldDropTheOldestWhenTheirCountIsFull) {
+  const std::size_t one = EVENTFS_RECORD_SIZE(8);  // 24 bytes
+  RecordQueue q(8 * one, 2 * one);                  // room for 8 records' bytes, 5 records' sizes
+  for (std::uint32_t i = 1; i <= 8; ++i) q.push(static_cast<std::int32_t>(i), record(i, i).data());
+  EXPECT_EQ(q.count(), 5u);
+  EXPECT_EQ(q.take_dropped().count, 3u);
+  EXPECT_EQ(q.dropped_total(), 3u);
+  for (std::uint32_t round = 0; round < 3; ++round) {  // and around the ring again, in order
+    for (std::uint32_t i = 4 + round * 5; i < 9 + round * 5; ++i) {
+      ASSERT_FALSE(q.empty());
+      EXPECT_EQ(front_id(q), i);
+      EXPECT_EQ(q.front_pid(), static_cast<std::int32_t>(i));
+      EXPECT_EQ(q.front_size(), one);
+      q.pop();
+    }
+    EXPECT_TRUE(q.empty());
+    for (std::uint32_t i = 9 + round * 5; i < 14 + round * 5; ++i) q.push(static_cast<std::int32_t>(i), record(i, i).data());
+    EXPECT_EQ(q.take_dropped().count, 0u) << "five fit";
+  }
 }
 
 }  // namespace
