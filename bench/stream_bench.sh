@@ -17,8 +17,9 @@
 # itself costs on the running kernel (MMAP_BASELINE=0: skipped).
 # Environment: READER (eventfs -o reader=), SECS, ROUNDS, MODERATE (markers/s
 # per CPU), BUFFER_KB, SUBBUF_KB, BUFFER_PERCENT (instance settings, both
-# readers), READ_KB (eventfs read size, default 64), BLOCKING (1: eventfs's
-# streams are read with blocking reads), OPTS (more eventfs -o options),
+# readers), READ_KB (eventfs read size, default 1024), BLOCKING (0: eventfs's
+# streams are read with O_NONBLOCK and poll(2) instead of blocking reads),
+# OPTS (more eventfs -o options),
 # TEXT_LEN (the size of the stable marker's char[] text, default 24).
 # The markers are "storm-<cpu>-<n>", at most 17 bytes with the newline the
 # kernel adds: in a char[24], a stable record is 40 bytes, as many as the raw
@@ -69,12 +70,16 @@ echo 1 > "$mnt/marker/enable"
 subbuf_bytes=$(( $(cat "$direct/buffer_subbuf_size_kb" 2>/dev/null || echo 4) * 1024 ))
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# Bytes per read(2): a sub-buffer for the direct reader; READ_KB (default 64) through eventfs.
-read_bytes() { if [ "$1" = direct ]; then echo "$subbuf_bytes"; else echo $(( ${READ_KB:-64} * 1024 )); fi; }
+# Bytes per read(2): a sub-buffer for the direct reader (the most one read
+# of trace_pipe_raw gives); READ_KB (default 1024) through eventfs.
+read_bytes() { if [ "$1" = direct ]; then echo "$subbuf_bytes"; else echo $(( ${READ_KB:-1024} * 1024 )); fi; }
 
-# How eventfs's streams are read: O_NONBLOCK reads and poll(2) (the default),
-# or blocking reads (BLOCKING=1), which wait in the daemon, as cat's do.
-count_kind() { if [ "$1" = eventfs ] && [ -n "${BLOCKING:-}" ]; then echo eventfs-blocking; else echo "$1"; fi; }
+# How eventfs's streams are read: by default as eventfs(5) tells a tool that
+# must keep up with a storm to, with big blocking reads, which wait in the
+# daemon (each read is a FUSE round trip: at 64 KiB, the round trips cost
+# eventfs and its reader about 30 ns an event, at 1 MiB about 8); or with
+# O_NONBLOCK reads and poll(2) (BLOCKING=0).
+count_kind() { if [ "$1" = eventfs ] && [ "${BLOCKING:-1}" != 0 ]; then echo eventfs-blocking; else echo "$1"; fi; }
 
 # run NAME MARKER_FILE STREAM_KIND STREAM_DIR RATE -> "events lost gaps reader_cpu daemon_cpu"
 run() {
@@ -113,7 +118,7 @@ report() {  # LABEL "events lost gaps reader_cpu daemon_cpu" WRITTEN
     "$1" "$3" "$ev" "$(echo "$ev / $secs" | bc -l)" "$lost" "$gaps" "$rcpu" "$dcpu"
 }
 
-echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, reads of ${READ_KB:-64} KiB$([ -n "${BLOCKING:-}" ] && echo ", blocking" || echo " with O_NONBLOCK and poll"), $rounds rounds of $secs s, ring $(cat "$direct/buffer_size_kb") KiB per CPU in $((subbuf_bytes / 1024)) KiB sub-buffers, buffer_percent $(cat "$direct/buffer_percent"), stable marker record $(( (16 + text_len + 7) / 8 * 8 )) bytes (char[$text_len]), kernel $(uname -r)"
+echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, reads of ${READ_KB:-1024} KiB$([ "${BLOCKING:-1}" != 0 ] && echo ", blocking" || echo " with O_NONBLOCK and poll"), $rounds rounds of $secs s, ring $(cat "$direct/buffer_size_kb") KiB per CPU in $((subbuf_bytes / 1024)) KiB sub-buffers, buffer_percent $(cat "$direct/buffer_percent"), stable marker record $(( (16 + text_len + 7) / 8 * 8 )) bytes (char[$text_len]), kernel $(uname -r)"
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for mode in full moderate; do
   rate=""
