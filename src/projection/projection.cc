@@ -62,37 +62,7 @@ inline void copy_string(const std::uint8_t* src, std::size_t avail, std::size_t 
     str16(src, dst, static_cast<unsigned>(std::min<std::size_t>(avail, 15)));
     return;
   }
-  if (m > 16 && m % 8 == 0) {  // 16 bytes at a time while the record has them; an 8-byte tail
-    const std::size_t lim = std::min(avail, m - 1);
-    const __m128i zero = _mm_setzero_si128();
-    std::size_t i = 0;
-    __m128i v = zero;  // the bytes from i on, once the string ends (NULs after it)
-    bool ended = false;
-    for (; i + 16 <= m && i < lim && i + 16 <= readable; i += 16) {
-      v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-      unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)));
-      if (lim - i < 16) stop |= 1u << (lim - i);
-      if (stop) {
-        v = _mm_and_si128(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(projection_detail::kKeep + 16 - __builtin_ctz(stop))));
-        ended = true;
-        break;
-      }
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
-    }
-    if (!ended) {
-      // Fewer than 16 string bytes left (the 8-byte tail, or the record ends
-      // within 16 bytes): byte by byte.
-      alignas(16) std::uint8_t last[16] = {};
-      for (std::size_t k = 0; i + k < lim && src[i + k]; ++k) last[k] = src[i + k];
-      v = _mm_load_si128(reinterpret_cast<const __m128i*>(last));
-    }
-    for (; i + 16 <= m; i += 16) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
-      v = zero;
-    }
-    if (i < m) _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + i), v);  // m % 8 == 0: the last 8
-    return;
-  }
+  if (m > 16 && m % 8 == 0) return projection_detail::str_m8(src, avail, readable, dst, m);
 #endif
   (void)readable;
   if (m == 0) return;
@@ -247,7 +217,12 @@ Projection Projection::compile(const Binding& b) {
         break;
       default: break;
     }
-#ifndef __SSE2__
+#ifdef __SSE2__
+    if (op.kind == OpKind::BytesTail && op.dst_count > 16 && op.dst_count % 8 == 0) {
+      p.tails_.push_back(op);
+      continue;
+    }
+#else
     if (kind == kStr16) kind = -1;
 #endif
     if (kind < 0 || batches[static_cast<std::size_t>(kind)].size() == 255) {

@@ -151,6 +151,10 @@ class Projection {
   FixedFn fixed_fn_ = nullptr;
   std::vector<Move> fast_;
   std::array<std::uint8_t, kBatches> nfast_{};
+  // Strings at the record's end (BytesTail) into char[M], M > 16 and a
+  // multiple of 8, as trace_marker's text: after the fast path, with no
+  // per-op dispatch (they need no fixed_end_).
+  std::vector<Op> tails_;
   std::vector<Op> rest_;
   std::uint32_t fixed_end_ = 0;
   std::vector<StateTable> states_;
@@ -175,6 +179,41 @@ inline void str16(const std::uint8_t* src, std::uint8_t* dst, unsigned end) {
   __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - __builtin_ctz(stop)));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_and_si128(v, keep));
 }
+// dst[0, m) for m > 16, m % 8 == 0: at most m-1 bytes of src (of which
+// `avail` belong to the string), up to the first NUL, then NULs; 16 bytes
+// at a time while `readable` (bytes from src on, >= avail) allows, then
+// byte by byte; the last 8 bytes as one store.
+inline void str_m8(const std::uint8_t* src, std::size_t avail, std::size_t readable, std::uint8_t* dst,
+                   std::size_t m) {
+  const std::size_t lim = std::min(avail, m - 1);
+  const __m128i zero = _mm_setzero_si128();
+  std::size_t i = 0;
+  __m128i v = zero;  // the bytes from i on, once the string ends (NULs after it)
+  bool ended = false;
+  for (; i + 16 <= m && i < lim && i + 16 <= readable; i += 16) {
+    v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)));
+    if (lim - i < 16) stop |= 1u << (lim - i);
+    if (stop) {
+      v = _mm_and_si128(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - __builtin_ctz(stop))));
+      ended = true;
+      break;
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
+  }
+  if (!ended) {
+    // Fewer than 16 string bytes left (the 8-byte tail, or the record ends
+    // within 16 bytes): byte by byte.
+    alignas(16) std::uint8_t last[16] = {};
+    for (std::size_t k = 0; i + k < lim && src[i + k]; ++k) last[k] = src[i + k];
+    v = _mm_load_si128(reinterpret_cast<const __m128i*>(last));
+  }
+  for (; i + 16 <= m; i += 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
+    v = zero;
+  }
+  if (i < m) _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + i), v);  // m % 8 == 0: the last 8
+}
 #endif
 inline std::uint64_t load_uint(const std::uint8_t* p, unsigned size) {
   switch (size) {
@@ -191,33 +230,36 @@ inline void Projection::project(const std::uint8_t* __restrict raw, std::uint32_
   if (len < fixed_end_) return project_checked(raw, len, out);  // truncated
   if (fixed_fn_) {
     fixed_fn_(*this, raw, out);
-    if (!rest_.empty()) project_rest(raw, len, out);
-    return;
-  }
-  if (fast_.empty()) {  // (a string at the record's end, say)
-    project_rest(raw, len, out);
-    return;
-  }
-  // Padding first, as whole 8-byte stores that may spill into neighbouring
-  // fields (each is written after); Move::src holds the store's offset.
-  const Move* m = fast_.data();
-  const Move* z = m + fast_.size() - nfast_[kZero];
-  for (const Move* e = m + fast_.size(); z < e; ++z) {
-    std::uint64_t zero = 0;
-    __builtin_memcpy(out + z->src, &zero, 8);
+  } else if (!fast_.empty()) {
+    // Padding first, as whole 8-byte stores that may spill into neighbouring
+    // fields (each is written after); Move::src holds the store's offset.
+    const Move* m = fast_.data();
+    const Move* z = m + fast_.size() - nfast_[kZero];
+    for (const Move* e = m + fast_.size(); z < e; ++z) {
+      std::uint64_t zero = 0;
+      __builtin_memcpy(out + z->src, &zero, 8);
+    }
+#ifdef __SSE2__
+    for (const Move* e = m + nfast_[kStr16]; m < e; ++m) projection_detail::str16(raw + m->src, out + m->dst, 15);
+#endif
+    for (const Move* e = m + nfast_[kCopy4]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 4);
+    for (const Move* e = m + nfast_[kCopy8]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 8);
+    for (const Move* e = m + nfast_[kCopy2]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 2);
+    for (const Move* e = m + nfast_[kCopy1]; m < e; ++m) out[m->dst] = raw[m->src];
+    for (const Move* e = m + nfast_[kState]; m < e; ++m) {
+      const StateTable& t = states_[m->aux];
+      std::uint64_t v = projection_detail::load_uint(raw + m->src, m->size) & t.mask;
+      out[m->dst] = static_cast<std::uint8_t>(v ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(v))] : 'R');
+    }
   }
 #ifdef __SSE2__
-  for (const Move* e = m + nfast_[kStr16]; m < e; ++m) projection_detail::str16(raw + m->src, out + m->dst, 15);
-#endif
-  for (const Move* e = m + nfast_[kCopy4]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 4);
-  for (const Move* e = m + nfast_[kCopy8]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 8);
-  for (const Move* e = m + nfast_[kCopy2]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 2);
-  for (const Move* e = m + nfast_[kCopy1]; m < e; ++m) out[m->dst] = raw[m->src];
-  for (const Move* e = m + nfast_[kState]; m < e; ++m) {
-    const StateTable& t = states_[m->aux];
-    std::uint64_t v = projection_detail::load_uint(raw + m->src, m->size) & t.mask;
-    out[m->dst] = static_cast<std::uint8_t>(v ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(v))] : 'R');
+  for (const Op& t : tails_) {
+    if (t.src_off < len)
+      projection_detail::str_m8(raw + t.src_off, len - t.src_off, len - t.src_off, out + t.dst_off, t.dst_count);
+    else
+      __builtin_memset(out + t.dst_off, 0, t.dst_count);
   }
+#endif
   if (!rest_.empty()) project_rest(raw, len, out);
 }
 

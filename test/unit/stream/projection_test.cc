@@ -393,6 +393,38 @@ TEST(Projection, EveryShapeMatchesTheOpByOpPath) {
   EXPECT_GT(shapes, 700);
 }
 
+// A string at the record's end into a char[M] (M a multiple of 8 above 16:
+// trace_marker's text) beside fixed fields, as ftrace:print has them: the
+// tail strings' own loop in project() gives what the op-by-op path gives,
+// for every length of the tail, and reads no byte past the record (each
+// record is a heap block of its exact size, for ASan).
+TEST(Projection, TailStringsBesideFixedFieldsMatchTheOpByOpPath) {
+  std::mt19937 rng(11);
+  for (std::size_t m : {24u, 32u, 64u}) {
+    SCOPED_TRACE(m);
+    SyntheticEvent e;
+    ASSERT_TRUE(bind_synthetic({{"ip", "unsigned long", 8, 8, 8, false}, dyn_char_field("buf", 16, 0, DynLoc::Tail)},
+                               " __field(u64, ip) = ip\n __array(char, text, " + std::to_string(m) + ") = buf\n", e));
+    const Projection p = Projection::compile(e.binding);
+    for (std::size_t body = 0; body <= m + 20; ++body) {
+      for (int round = 0; round < 8; ++round) {
+        const std::size_t len = 16 + body;
+        std::unique_ptr<std::uint8_t[]> rec(new std::uint8_t[len]);
+        for (std::size_t i = 0; i < len; ++i) rec[i] = rng() % 8 == 0 ? 0 : static_cast<std::uint8_t>('a' + rng() % 26);
+        std::vector<std::uint8_t> fast(p.payload_size(), 0xee), each(p.payload_size(), 0x55);
+        p.project(rec.get(), static_cast<std::uint32_t>(len), fast.data());
+        p.project_checked(rec.get(), static_cast<std::uint32_t>(len), each.data());
+        ASSERT_EQ(fast, each) << "body " << body;
+        std::string want;
+        for (std::size_t i = 16; i < len && i - 16 < m - 1 && rec[i]; ++i) want += static_cast<char>(rec[i]);
+        want.resize(m, '\0');
+        StableView v{e.binding, fast.data()};
+        ASSERT_EQ(v.str("text"), want) << "body " << body;
+      }
+    }
+  }
+}
+
 // Every prefix of a record projects without reading past it; what is cut
 // off comes out zero.
 TEST(Projection, TruncatedRecordsGiveZeroedFields) {
