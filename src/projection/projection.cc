@@ -239,6 +239,7 @@ Projection Projection::compile(const Binding& b) {
     p.fast_.insert(p.fast_.end(), batches[k].begin(), batches[k].end());
   }
   p.fixed_fn_ = fixed_fn_for(p.nfast_);
+  p.more_ = !p.tails_.empty() || !p.rest_.empty();
   return p;
 }
 

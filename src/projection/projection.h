@@ -125,6 +125,8 @@ class Projection {
     std::vector<std::pair<std::uint64_t, char>> entries;  // TaskStateTable
   };
   void run_op(const Op& op, const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
+  // The ops after the fast path: tails_ (inline), then rest_.
+  [[gnu::always_inline]] inline void project_more(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
   void project_rest(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const;
   std::int32_t pid_other_size(const std::uint8_t* raw) const;
 
@@ -151,10 +153,7 @@ class Projection {
   FixedFn fixed_fn_ = nullptr;
   std::vector<Move> fast_;
   std::array<std::uint8_t, kBatches> nfast_{};
-  // Strings at the record's end (BytesTail) into char[M], M > 16 and a
-  // multiple of 8, as trace_marker's text: after the fast path, with no
-  // per-op dispatch (they need no fixed_end_).
-  std::vector<Op> tails_;
+  bool more_ = false;  // tails_ or rest_ has ops
   std::vector<Op> rest_;
   std::uint32_t fixed_end_ = 0;
   std::vector<StateTable> states_;
@@ -165,6 +164,10 @@ class Projection {
   std::uint8_t pid_size_ = 4;
   int next_same_raw_ = -1;  // ProjectionTable: the next projection of the same raw id
   std::size_t index_ = 0;   // ProjectionTable: its place in the table
+  // Strings at the record's end (BytesTail) into char[M], M > 16 and a
+  // multiple of 8, as trace_marker's text: after the fast path, with no
+  // per-op dispatch (they need no fixed_end_).
+  std::vector<Op> tails_;
 };
 
 namespace projection_detail {
@@ -225,33 +228,7 @@ inline std::uint64_t load_uint(const std::uint8_t* p, unsigned size) {
 }
 }  // namespace projection_detail
 
-inline void Projection::project(const std::uint8_t* __restrict raw, std::uint32_t len,
-                                std::uint8_t* __restrict out) const {
-  if (len < fixed_end_) return project_checked(raw, len, out);  // truncated
-  if (fixed_fn_) {
-    fixed_fn_(*this, raw, out);
-  } else if (!fast_.empty()) {
-    // Padding first, as whole 8-byte stores that may spill into neighbouring
-    // fields (each is written after); Move::src holds the store's offset.
-    const Move* m = fast_.data();
-    const Move* z = m + fast_.size() - nfast_[kZero];
-    for (const Move* e = m + fast_.size(); z < e; ++z) {
-      std::uint64_t zero = 0;
-      __builtin_memcpy(out + z->src, &zero, 8);
-    }
-#ifdef __SSE2__
-    for (const Move* e = m + nfast_[kStr16]; m < e; ++m) projection_detail::str16(raw + m->src, out + m->dst, 15);
-#endif
-    for (const Move* e = m + nfast_[kCopy4]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 4);
-    for (const Move* e = m + nfast_[kCopy8]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 8);
-    for (const Move* e = m + nfast_[kCopy2]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 2);
-    for (const Move* e = m + nfast_[kCopy1]; m < e; ++m) out[m->dst] = raw[m->src];
-    for (const Move* e = m + nfast_[kState]; m < e; ++m) {
-      const StateTable& t = states_[m->aux];
-      std::uint64_t v = projection_detail::load_uint(raw + m->src, m->size) & t.mask;
-      out[m->dst] = static_cast<std::uint8_t>(v ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(v))] : 'R');
-    }
-  }
+inline void Projection::project_more(const std::uint8_t* raw, std::uint32_t len, std::uint8_t* out) const {
 #ifdef __SSE2__
   for (const Op& t : tails_) {
     if (t.src_off < len)
@@ -261,6 +238,41 @@ inline void Projection::project(const std::uint8_t* __restrict raw, std::uint32_
   }
 #endif
   if (!rest_.empty()) project_rest(raw, len, out);
+}
+
+inline void Projection::project(const std::uint8_t* __restrict raw, std::uint32_t len,
+                                std::uint8_t* __restrict out) const {
+  if (len < fixed_end_) return project_checked(raw, len, out);  // truncated
+  if (fixed_fn_) {
+    fixed_fn_(*this, raw, out);
+    if (more_) project_more(raw, len, out);
+    return;
+  }
+  if (fast_.empty()) {
+    project_more(raw, len, out);
+    return;
+  }
+  // Padding first, as whole 8-byte stores that may spill into neighbouring
+  // fields (each is written after); Move::src holds the store's offset.
+  const Move* m = fast_.data();
+  const Move* z = m + fast_.size() - nfast_[kZero];
+  for (const Move* e = m + fast_.size(); z < e; ++z) {
+    std::uint64_t zero = 0;
+    __builtin_memcpy(out + z->src, &zero, 8);
+  }
+#ifdef __SSE2__
+  for (const Move* e = m + nfast_[kStr16]; m < e; ++m) projection_detail::str16(raw + m->src, out + m->dst, 15);
+#endif
+  for (const Move* e = m + nfast_[kCopy4]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 4);
+  for (const Move* e = m + nfast_[kCopy8]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 8);
+  for (const Move* e = m + nfast_[kCopy2]; m < e; ++m) __builtin_memcpy(out + m->dst, raw + m->src, 2);
+  for (const Move* e = m + nfast_[kCopy1]; m < e; ++m) out[m->dst] = raw[m->src];
+  for (const Move* e = m + nfast_[kState]; m < e; ++m) {
+    const StateTable& t = states_[m->aux];
+    std::uint64_t v = projection_detail::load_uint(raw + m->src, m->size) & t.mask;
+    out[m->dst] = static_cast<std::uint8_t>(v ? t.by_bit[static_cast<std::size_t>(__builtin_ctzll(v))] : 'R');
+  }
+  if (more_) project_more(raw, len, out);
 }
 
 // Raw event id -> projection, O(1): a vector indexed by the raw id (tracefs
