@@ -34,6 +34,7 @@
 // About 11 ns for a sched_switch record on the development machine.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
