@@ -144,7 +144,7 @@ TEST(RecordQueue, FrontRunsAreTheRecordsInPlaceAcrossTheWrap) {
 // again and again, taken out in bursts: what comes out is in order, whole,
 // and what went missing was reported as dropped.
 // `smallest_record`: what the queue is told its smallest record will be;
-// 64 is larger than half the records here, so the ring of their pids and
+// at 80, above 7 of the 12 record sizes here, the ring of their pids and
 // sizes fills before the bytes do, at times.
 void wrap_around(std::size_t smallest_record) {
   RecordQueue q(1000, smallest_record);
@@ -216,7 +216,7 @@ void wrap_around(std::size_t smallest_record) {
 }
 
 TEST(RecordQueue, WrapsAroundWithoutLosingOrMangling) { wrap_around(16); }
-TEST(RecordQueue, WrapsAroundWithoutLosingOrManglingWhenRecordsComeSmallerThanItWasTold) { wrap_around(64); }
+TEST(RecordQueue, WrapsAroundWithoutLosingOrManglingWhenRecordsComeSmallerThanItWasTold) { wrap_around(80); }
 
 // The queue sizes the ring of its records' pids and sizes for its smallest
 // record; when smaller ones come, that ring is full first, and the oldest
