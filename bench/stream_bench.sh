@@ -77,7 +77,8 @@ read_bytes() { if [ "$1" = direct ]; then echo "$subbuf_bytes"; else echo $(( ${
 # How eventfs's streams are read: by default as eventfs(5) tells a tool that
 # must keep up with a storm to, with big blocking reads, which wait in the
 # daemon (each read is a FUSE round trip: at 64 KiB, the round trips cost
-# eventfs and its reader about 30 ns an event, at 1 MiB about 8); or with
+# eventfs and its reader about 30-45 ns an event, at 1 MiB about 10-15,
+# FUSE workers, eventfs-tell and the reader together); or with
 # O_NONBLOCK reads and poll(2) (BLOCKING=0).
 count_kind() { if [ "$1" = eventfs ] && [ "${BLOCKING:-1}" != 0 ]; then echo eventfs-blocking; else echo "$1"; fi; }
 
