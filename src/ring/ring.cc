@@ -1,6 +1,7 @@
 #include "ring/ring.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "ring/lost.h"
 #include "ring/mapped_reader.h"
+#include "ring/pending_ring.h"
 #include "ring/subbuf.h"
 #include "ring/trace_mmap_abi.h"
 
@@ -272,13 +274,33 @@ const char* reader_mode_name(ReaderMode mode) {
   return "?";
 }
 
-std::unique_ptr<CpuRing> open_cpu_ring(const std::string& instance_path, int cpu, ReaderMode mode,
+namespace {
+
+// Whether the kernel has a ring buffer behind this trace_pipe_raw: it has
+// none for a CPU that has not been online since the instance was made, and
+// then polls POLLERR at once (and refuses mmap with EINVAL, read with ENODEV).
+bool kernel_has_ring(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) <= 0 || !(p.revents & POLLERR);
+}
+
+// open_cpu_ring() without the PendingCpuRing: nullptr and `absent` while the
+// kernel has no ring for the CPU.
+std::unique_ptr<CpuRing> open_ring_now(const std::string& instance_path, int cpu, ReaderMode mode, bool& absent,
                                        std::string& error) {
+  absent = false;
   std::string path = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", instance_path, cpu);
   unsigned long_size = kernel_long_size(instance_path);
   auto open_fd = [&]() {
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) error = fmt::format("{}: {}", path, std::strerror(errno));
+    if (fd < 0) {
+      error = fmt::format("{}: {}", path, std::strerror(errno));
+    } else if (!kernel_has_ring(fd)) {
+      ::close(fd);
+      absent = true;
+      error = fmt::format("{}: the kernel has no ring for CPU {} (offline)", path, cpu);
+      fd = -1;
+    }
     return fd;
   };
   std::string mmap_error;
@@ -296,6 +318,19 @@ std::unique_ptr<CpuRing> open_cpu_ring(const std::string& instance_path, int cpu
   if (fd < 0) return nullptr;
   return std::make_unique<ReadRing>(fd, cpu, long_size, read_subbuf_size(instance_path),
                                     fmt::format("{}/per_cpu/cpu{}/stats", instance_path, cpu));
+}
+
+}  // namespace
+
+std::unique_ptr<CpuRing> open_cpu_ring(const std::string& instance_path, int cpu, ReaderMode mode,
+                                       std::string& error) {
+  bool absent = false;
+  auto ring = open_ring_now(instance_path, cpu, mode, absent, error);
+  if (ring || !absent) return ring;
+  error.clear();
+  return std::make_unique<PendingCpuRing>(cpu, [instance_path, cpu, mode](bool& absent_now, std::string& e) {
+    return open_ring_now(instance_path, cpu, mode, absent_now, e);
+  });
 }
 
 }  // namespace eventfs

@@ -72,14 +72,18 @@ class CpuRing {
   virtual const char* mode() const = 0;  // "mmap" or "read"
   virtual RingStats stats() const = 0;
   virtual int cpu() const = 0;
-  // Bytes of one sub-buffer, header included.
+  // Bytes of one sub-buffer, header included (0 while there is no ring).
   virtual std::uint32_t subbuf_size() const = 0;
+  // False while the kernel has no ring for the CPU (ring/pending_ring.h).
+  virtual bool has_ring() const { return true; }
 };
 
 // Opens CPU `cpu` of the tracefs instance at `instance_path` (a directory
 // with per_cpu/ and events/header_page, e.g. /sys/kernel/tracing/instances/X
-// or /sys/kernel/tracing). Auto tries mmap and falls back to read. On failure
-// returns nullptr and a one-line reason.
+// or /sys/kernel/tracing). Auto tries mmap and falls back to read. A CPU the
+// kernel has no ring for yet (offline since the instance was made) gets a
+// PendingCpuRing that opens the ring, in the same mode, once there is one.
+// On failure returns nullptr and a one-line reason.
 std::unique_ptr<CpuRing> open_cpu_ring(const std::string& instance_path, int cpu, ReaderMode mode,
                                        std::string& error);
 

@@ -51,6 +51,24 @@ void move_records(RecordQueue& from, RecordQueue& to) {
     from.pop();
   }
 }
+
+// On its own CPU, where the writer of the ring's records runs, when the
+// daemon may use that CPU (a CPU kept out of its affinity, as isolated ones
+// are, is left alone; so is an offline one, until it comes online: the
+// kernel leaves offline CPUs out of the affinity it reports). Floating, two
+// drainers woken at once were often put on the same CPU and took turns of
+// several milliseconds there while the other CPU's writer overran the ring
+// (scheduler trace).
+void pin_to_cpu(int cpu) {
+  cpu_set_t allowed;
+  if (cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
+      CPU_ISSET(cpu, &allowed)) {
+    cpu_set_t own;
+    CPU_ZERO(&own);
+    CPU_SET(cpu, &own);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof own, &own);
+  }
+}
 }  // namespace
 
 class StreamHub::TextChannel final : public StreamChannel {
@@ -133,6 +151,7 @@ void StreamHub::notify_loop(int cpu) {
   std::unique_lock lock(c.notify_mu);
   for (;;) {
     c.notify_cv.wait(lock, [&c] { return c.notify_pending || c.notify_stop; });
+    if (c.repin.exchange(false)) pin_to_cpu(cpu);  // (its CPU came online)
     if (c.notify_pending) {  // (before stopping: the drainers' last requests)
       c.notify_pending = false;
       lock.unlock();
@@ -204,14 +223,18 @@ bool StreamHub::open_rings(std::string& error) {
     rings.push_back(std::move(r));
   }
   auto locks = lock_all();
-  for (auto& c : cpu_) {  // unless still allocated from the last session
-    c->queue.prefault();
-    c->staging.prefault();
+  for (std::size_t i = 0; i < cpu_.size(); ++i) {
+    // (Unless still allocated from the last session. A CPU with no ring yet
+    // gets its queue's memory when its first records come: a machine may
+    // have many more possible CPUs than online ones.)
+    if (!rings[i]->has_ring()) continue;
+    cpu_[i]->queue.prefault();
+    cpu_[i]->staging.prefault();
   }
   rings_ = std::move(rings);
   for (std::size_t i = 0; i < rings_.size(); ++i) {
     rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
-    cpu_[i]->mode = rings_[i]->mode();
+    cpu_[i]->live = true;
   }
   return true;
 }
@@ -243,7 +266,7 @@ void StreamHub::close_rings() {
     // Up to where this reader reported; a loss after its last sub-buffer is
     // reported by the next one. (A counter below that was reset: follow it.)
     c.overrun_seen = std::min(c.overrun_seen + s.lost, s.overrun_counter);
-    c.mode = "closed";
+    c.live = false;
   }
   rings_.clear();
 }
@@ -322,19 +345,7 @@ void StreamHub::control_loop() {
 }
 
 void StreamHub::place_drainer(int cpu) {
-  // On its own CPU, where the writer of the ring's records runs, when the
-  // daemon may use that CPU (a CPU kept out of its affinity, as isolated
-  // ones are, is left alone). Floating, two drainers woken at once were
-  // often put on the same CPU and took turns of several milliseconds there
-  // while the other CPU's writer overran the ring (scheduler trace).
-  cpu_set_t allowed;
-  if (cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
-      CPU_ISSET(cpu, &allowed)) {
-    cpu_set_t own;
-    CPU_ZERO(&own);
-    CPU_SET(cpu, &own);
-    (void)pthread_setaffinity_np(pthread_self(), sizeof own, &own);
-  }
+  pin_to_cpu(cpu);
   if (drainer_fifo_) {
     sched_param sp{};
     sp.sched_priority = *drainer_fifo_;
@@ -447,7 +458,15 @@ void StreamHub::drain_loop(int cpu) {
         sink.target = lock ? &c.queue : &c.staging;
         sink.added = 0;
         std::lock_guard ring_lock(c.ring_mu);
-        int got = rings_[static_cast<std::size_t>(cpu)]->drain(sink, batch);
+        CpuRing& ring = *rings_[static_cast<std::size_t>(cpu)];
+        int got = ring.drain(sink, batch);
+        if (ring.poll_fd() != ring_fd) {
+          // The kernel made the ring of a CPU that had none (it came
+          // online): this thread and the notifier move there.
+          ring_fd = ring.poll_fd();
+          pin_to_cpu(cpu);
+          c.repin = true;
+        }
         behind = got == static_cast<int>(batch);
         if (!behind) rest_until = now + kRest;
         added += sink.added;
@@ -569,9 +588,11 @@ std::string StreamHub::stats_text(int cpu) {
   PerCpu& c = *cpu_.at(i);
   std::lock_guard lock(c.mu);
   RingStats s = c.closed;
-  if (i < rings_.size()) {
+  const char* mode = "closed";
+  if (c.live) {
     std::lock_guard ring_lock(c.ring_mu);
     accumulate(s, rings_[i]->stats());
+    mode = rings_[i]->mode();
   }
   const RecordQueue& q = c.queue;
   return fmt::format(
@@ -586,7 +607,7 @@ std::string StreamHub::stats_text(int cpu) {
       "reader swaps: {}\n"
       "reader: {}\n",
       q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(), s.subbufs,
-      s.swaps, c.mode);
+      s.swaps, mode);
 }
 
 }  // namespace eventfs

@@ -995,6 +995,112 @@ TEST_F(StreamRing, TheQueuesMemoryIsFreedAfterTheLastStreamClosedExceptWhereReco
   for (int i = 0; i < kMarkers; ++i) EXPECT_EQ(seq[static_cast<std::size_t>(i)], i);
 }
 
+// CPU `cpu` taken offline, and online again at Restore() or at the end,
+// however the test ends.
+class CpuOffline {
+ public:
+  explicit CpuOffline(int cpu) : path_("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online") {
+    error_ = write_once(path_, "0");
+  }
+  ~CpuOffline() { Restore(); }
+  CpuOffline(const CpuOffline&) = delete;
+  CpuOffline& operator=(const CpuOffline&) = delete;
+  bool ok() const { return error_ == 0; }
+  std::string error() const { return path_ + ": " + errno_text(error_); }
+  bool Restore() {
+    if (error_ != 0 || restored_) return true;
+    for (int i = 0; i < 50 && !restored_; ++i) {  // (EBUSY while a hot-plug runs)
+      restored_ = write_once(path_, "1") == 0;
+      if (!restored_) std::this_thread::sleep_for(100ms);
+    }
+    return restored_;
+  }
+
+ private:
+  std::string path_;
+  int error_ = 0;
+  bool restored_ = false;
+};
+
+// Voluntary context switches of the thread of `pid` named `name` (-1 if none).
+long long voluntary_switches(pid_t pid, const std::string& name) {
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    if (slurp(t.path() / "comm") != name + "\n") continue;
+    return stat_value(slurp(t.path() / "status"), "voluntary_ctxt_switches");
+  }
+  return -1;
+}
+
+// tracefs has per_cpu/cpuN for every possible CPU, but the kernel has no
+// ring for a CPU that has not been online since the instance was made
+// (machines with room for hot-plugged CPUs have many). Its stream is empty
+// and its reader idle, the other CPUs' streams work in every reader mode
+// (with reader=mmap every stream failed with EIO; in read mode the CPU's
+// reader woke a thousand times a second), and once the CPU comes online its
+// ring is read, in the mode asked for.
+class StreamOfflineCpu : public StreamTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(StreamOfflineCpu, IsAnEmptyStreamUntilTheCpuComesOnlineThenItsRecordsCome) {
+  const std::string mode = GetParam();
+  const std::vector<int> allowed = allowed_cpus();
+  const int cpu = test_cpu(), other = allowed.empty() ? 0 : allowed.front();
+  if (cpu == other) GTEST_SKIP() << "needs two CPUs";
+  CpuOffline offline(cpu);
+  if (!offline.ok()) GTEST_SKIP() << "cannot take a CPU offline: " << offline.error();
+  MarkerMount mm({"-o", "reader=" + mode});  // (its instance is made with the CPU offline)
+  MountedEventfs& m = mm.m;
+  ASSERT_TRUE(m.Start());
+  ASSERT_GT(mount_cpus(m.path()), cpu);
+  const unsigned id = event_id(m, "marker");
+  const std::string inst = instance_dir(m.instance());
+  auto cpu_path = [&](int c, const char* file) { return m / ("per_cpu/cpu" + std::to_string(c) + "/" + file); };
+  auto reader_of = [&](int c) { return parse_stats(slurp(cpu_path(c, "stats")))["reader"]; };
+  ASSERT_TRUE(Writes(m / "marker/enable", "1", m / "error_log"));
+  Collector at_other({cpu_path(other, "trace_pipe_raw")}, true), at_cpu({cpu_path(cpu, "trace_pipe_raw")}, true);
+  ASSERT_TRUE(at_other.Start());
+  ASSERT_TRUE(at_cpu.Start());
+  EXPECT_TRUE(wait_until([&] { return reader_of(cpu) == "offline"; }, 5s)) << slurp(cpu_path(cpu, "stats"));
+  const std::string online_mode = mode == "read" ? "read" : "mmap";
+  EXPECT_EQ(reader_of(other), online_mode);
+
+  constexpr int kMarkers = 300;
+  MarkerWriteResult w = write_markers(inst + "/trace_marker", other, kMarkers);
+  ASSERT_EQ(w.error, "");
+  EXPECT_TRUE(at_other.WaitFor([&] { return at_other.RecordCount() >= kMarkers; }, 5s)) << at_other.RecordCount();
+
+  // Idle as any idle CPU's reader: a sweep of its ring every 10 ms.
+  const std::string drainer = "eventfs-cpu" + std::to_string(cpu);
+  const long long before = voluntary_switches(m.pid(), drainer);
+  std::this_thread::sleep_for(1s);
+  const long long after = voluntary_switches(m.pid(), drainer);
+  ASSERT_GE(before, 0) << "no thread " << drainer;
+  EXPECT_LE(after - before, 400) << drainer << " woke " << after - before << " times in a second";
+
+  ASSERT_TRUE(offline.Restore()) << "CPU " << cpu << " did not come online again";
+  EXPECT_TRUE(wait_until([&] { return reader_of(cpu) == online_mode; }, 5s)) << slurp(cpu_path(cpu, "stats"));
+  w = write_markers(inst + "/trace_marker", cpu, kMarkers);
+  ASSERT_EQ(w.error, "");
+  EXPECT_TRUE(at_cpu.WaitFor([&] { return at_cpu.RecordCount() >= kMarkers; }, 5s)) << at_cpu.RecordCount();
+  at_cpu.Stop();
+  at_other.Stop();
+  for (auto* col : {&at_other, &at_cpu}) {
+    const int of = col == &at_cpu ? cpu : other;
+    SCOPED_TRACE("cpu" + std::to_string(of));
+    auto problems = col->Problems();
+    EXPECT_TRUE(problems.empty()) << join(problems);
+    auto [seq, marks, unknown_marks, lost_sum, odd] = parse_marker_stream(*col, Via::Raw, id, of);
+    EXPECT_TRUE(odd.empty()) << join(odd);
+    EXPECT_EQ(marks, 0u);
+    ASSERT_EQ(seq.size(), static_cast<std::size_t>(kMarkers));
+    for (int i = 0; i < kMarkers; ++i) EXPECT_EQ(seq[static_cast<std::size_t>(i)], i);
+  }
+  EXPECT_EQ(slurp(m / "error_log"), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Streams, StreamOfflineCpu, ::testing::Values("auto", "mmap", "read"),
+                         [](const auto& info) { return std::string(info.param); });
+
 // ---------------------------------------------------------------------------
 // 5. Lost events are never silent.
 

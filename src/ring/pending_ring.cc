@@ -1,0 +1,29 @@
+#include "ring/pending_ring.h"
+
+#include <cerrno>
+
+namespace eventfs {
+
+PendingCpuRing::PendingCpuRing(int cpu, Opener open, std::chrono::milliseconds retry)
+    : cpu_(cpu), open_(std::move(open)), retry_(retry) {}
+
+int PendingCpuRing::drain(RingSink& sink, std::size_t max_records) {
+  if (!ring_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (next_try_ && now < *next_try_) return 0;
+    next_try_ = now + retry_;
+    bool absent = false;
+    std::string error;
+    ring_ = open_(absent, error);
+    if (!ring_) return absent ? 0 : -EIO;
+    if (losses_from_) ring_->count_losses_from(*losses_from_);
+  }
+  return ring_->drain(sink, max_records);
+}
+
+void PendingCpuRing::count_losses_from(std::uint64_t overrun) {
+  losses_from_ = overrun;
+  if (ring_) ring_->count_losses_from(overrun);
+}
+
+}  // namespace eventfs
