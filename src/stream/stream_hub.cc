@@ -383,6 +383,10 @@ void StreamHub::drain_loop(int cpu) {
       if (stopping_) return;
       --parked_;
     }
+    // (Again at each session: a CPU that went offline took its threads'
+    // affinity with it; the kernel let them run anywhere.)
+    pin_to_cpu(cpu);
+    c.repin = true;
     int ring_fd;
     {
       std::lock_guard ring_lock(c.ring_mu);

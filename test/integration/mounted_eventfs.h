@@ -243,6 +243,11 @@ inline std::string process_start_time(pid_t pid) {
   return "";
 }
 
+// This process's owner line: "<pid> <start time>".
+inline std::string owner_line() {
+  return std::to_string(::getpid()) + " " + process_start_time(::getpid()) + "\n";
+}
+
 inline std::vector<std::string> process_argv(pid_t pid) {
   std::string raw;
   std::vector<std::string> out;
@@ -411,7 +416,7 @@ class TempDir {
       path_ = buf.data();
       ::chmod(path_.c_str(), 0755);
       write_text_file(path_ + "/owner",
-                      std::to_string(::getpid()) + " " + process_start_time(::getpid()) + "\n");
+                      owner_line());
     }
   }
   ~TempDir() {
@@ -679,13 +684,15 @@ inline std::string live_skip_reason() {
 
 // Is the run that made `dir` gone? (its owner file names a process that no
 // longer exists; a directory without one is stale once it is a minute old).
-inline bool temp_dir_is_stale(const std::string& dir) {
-  std::string owner;
-  if (read_file(dir + "/owner", owner) != 0) {
-    struct stat st;
-    if (::stat(dir.c_str(), &st) != 0) return false;
-    return std::time(nullptr) - st.st_mtime > 60;
-  }
+// The pid of an owner line (0 if none), and whether that process is gone
+// (another process with its pid has another start time).
+inline long owner_pid(const std::string& owner) {
+  std::istringstream in(owner);
+  long pid = 0;
+  in >> pid;
+  return pid > 0 ? pid : 0;
+}
+inline bool owner_gone(const std::string& owner) {
   std::istringstream in(owner);
   long pid = 0;
   std::string start;
@@ -693,6 +700,16 @@ inline bool temp_dir_is_stale(const std::string& dir) {
   if (pid <= 0) return true;
   if (pid == ::getpid()) return false;
   return !process_alive(static_cast<pid_t>(pid)) || process_start_time(static_cast<pid_t>(pid)) != start;
+}
+
+inline bool temp_dir_is_stale(const std::string& dir) {
+  std::string owner;
+  if (read_file(dir + "/owner", owner) != 0) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0) return false;
+    return std::time(nullptr) - st.st_mtime > 60;
+  }
+  return owner_gone(owner);
 }
 
 // The /tmp/eventfs-it-XXXXXX part of a path under it, or "".
@@ -763,9 +780,88 @@ inline int clean_stale_mounts() {
 }
 
 // Cleans up after crashed runs before the first test.
+// ---------------------------------------------------------------------------
+// CPUs a test takes offline (CpuOffline). /tmp/eventfs-offline-cpuN holds
+// the owner line of the run that did: the test brings the CPU online again
+// when it ends, the watchdog before it ends a hung run, and the next run
+// (StaleMountCleaner) after a crash.
+
+inline std::string cpu_online_file(int cpu) { return "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online"; }
+inline std::string offline_record(int cpu) { return "/tmp/eventfs-offline-cpu" + std::to_string(cpu); }
+
+// One write(2) of `text`: 0 or the errno.
+inline int write_sysfs(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int e = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
+  ::close(fd);
+  return e;
+}
+
+// CPU `cpu` online again (retried for 5 s: EBUSY while a hot-plug runs),
+// and its record gone.
+inline bool bring_cpu_online(int cpu) {
+  for (int i = 0; i < 50; ++i) {
+    if (write_sysfs(cpu_online_file(cpu), "1") == 0) {
+      ::unlink(offline_record(cpu).c_str());
+      return true;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+// Brings online every CPU recorded offline by this process (`mine`) or by a
+// run that is gone; returns how many.
+inline int restore_offline_cpus(bool mine) {
+  int n = 0;
+  glob_t g{};
+  if (::glob("/tmp/eventfs-offline-cpu*", GLOB_NOSORT, nullptr, &g) == 0) {
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) {
+      std::string path = g.gl_pathv[i], owner;
+      int cpu = std::atoi(path.c_str() + std::strlen("/tmp/eventfs-offline-cpu"));
+      if (read_file(path, owner) != 0) continue;
+      bool ours = owner_pid(owner) == ::getpid();
+      if ((mine ? ours : !ours && owner_gone(owner)) && bring_cpu_online(cpu)) ++n;
+    }
+  }
+  ::globfree(&g);
+  return n;
+}
+
+// CPU `cpu` taken offline, and online again at Restore() or at the end,
+// however the test ends.
+class CpuOffline {
+ public:
+  explicit CpuOffline(int cpu) : cpu_(cpu) {
+    if (!write_text_file(offline_record(cpu), owner_line())) {
+      error_ = errno ? errno : EIO;
+      return;
+    }
+    error_ = write_sysfs(cpu_online_file(cpu), "0");
+    if (error_ != 0) ::unlink(offline_record(cpu).c_str());
+  }
+  ~CpuOffline() { Restore(); }
+  CpuOffline(const CpuOffline&) = delete;
+  CpuOffline& operator=(const CpuOffline&) = delete;
+  bool ok() const { return error_ == 0; }
+  std::string error() const { return cpu_online_file(cpu_) + ": " + std::strerror(error_); }
+  bool Restore() {
+    if (error_ == 0 && !restored_) restored_ = bring_cpu_online(cpu_);
+    return error_ != 0 || restored_;
+  }
+
+ private:
+  int cpu_;
+  int error_ = 0;
+  bool restored_ = false;
+};
+
 class StaleMountCleaner : public ::testing::Environment {
  public:
   void SetUp() override {
+    if (int n = ::geteuid() == 0 ? restore_offline_cpus(false) : 0)
+      std::fprintf(stderr, "[eventfs-it] brought %d CPU(s) online that a crashed run had taken offline\n", n);
     int n = clean_stale_mounts();
     if (n) std::fprintf(stderr, "[eventfs-it] took down %d stale mount(s) of earlier runs\n", n);
   }
@@ -803,6 +899,7 @@ class Watchdog : public ::testing::EmptyTestEventListener {
         std::fprintf(stderr, "[eventfs-it] %s took longer than %lld s: aborting the run\n",
                      current_.c_str(), static_cast<long long>(kPerTestLimit.count()));
         std::fflush(stderr);
+        restore_offline_cpus(true);  // (no destructor runs after _Exit)
         std::_Exit(3);
       }
     }

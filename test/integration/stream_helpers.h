@@ -626,7 +626,7 @@ class RefInstance {
     owner_dir_ = std::string(kTempPrefix) + "ref-" + std::to_string(::getpid());
     path_ = instance_dir(name_);
     ::mkdir(owner_dir_.c_str(), 0755);
-    write_text_file(owner_dir_ + "/owner", std::to_string(::getpid()) + " " + process_start_time(::getpid()) + "\n");
+    write_text_file(owner_dir_ + "/owner", owner_line());
     if (exists(path_)) Remove();  // a leftover of this pid's earlier test
     if (::mkdir(path_.c_str(), 0755) != 0) error_ = "mkdir " + path_ + ": " + std::strerror(errno);
   }
