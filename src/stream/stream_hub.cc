@@ -165,6 +165,11 @@ void StreamHub::notify_loop(int cpu) {
 
 void StreamHub::on_ring_error(std::function<void(const std::string&)> report) { report_error_ = std::move(report); }
 
+void StreamHub::report(const std::string& line) {
+  std::fprintf(stderr, "eventfs: %s\n", line.c_str());
+  if (report_error_) report_error_(line);
+}
+
 void StreamHub::start() {
   if (control_.joinable()) return;
   // Named as top -H and ps -L show them.
@@ -218,7 +223,7 @@ bool StreamHub::open_rings(std::string& error) {
   if (!rings_.empty()) return true;
   std::vector<std::unique_ptr<CpuRing>> rings;
   for (int cpu = 0; cpu < cpus(); ++cpu) {
-    auto r = open_cpu_ring(instance_path_, cpu, mode_, error);
+    auto r = open_ring_ ? open_ring_(cpu, error) : open_cpu_ring(instance_path_, cpu, mode_, error);
     if (!r) return false;
     rings.push_back(std::move(r));
   }
@@ -330,11 +335,7 @@ void StreamHub::control_loop() {
       news = ring_error_ != error;
       ring_error_ = error;
     }
-    if (news) {
-      std::string line = "cannot read the ring buffer: " + error;
-      std::fprintf(stderr, "eventfs: %s\n", line.c_str());
-      if (report_error_) report_error_(line);
-    }
+    if (news) report("cannot read the ring buffer: " + error);
     // Readers waiting get the error now, later ones at once; retried every
     // second while someone reads.
     if (ring_errno_.exchange(EIO) != EIO)
@@ -410,6 +411,7 @@ void StreamHub::drain_loop(int cpu) {
     // and the kernel's readiness can stay up after a catch-up, so polling
     // such a ring at once again would spin.
     bool behind = true;
+    int reported = 0;  // the ring's error this session, once told
     Clock::time_point rest_until, last_ready, last_sweep = Clock::now();
     auto interval = std::chrono::milliseconds(kPollMs);
     std::size_t added = 0;  // records queued since readers were last told
@@ -444,6 +446,7 @@ void StreamHub::drain_loop(int cpu) {
           request_notify(cpu);
         }
       }
+      int failed = 0;  // an error of the ring to report (with no lock held)
       if (drain) {
         // A reader taking from the queue (or one preempted while it does)
         // must not hold the ring up: while the queue is busy, records go to
@@ -471,10 +474,12 @@ void StreamHub::drain_loop(int cpu) {
           pin_to_cpu(cpu);
           c.repin = true;
         }
+        if (got < 0 && -got != reported) failed = reported = -got;
         behind = got == static_cast<int>(batch);
         if (!behind) rest_until = now + kRest;
         added += sink.added;
       }
+      if (failed) report(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu, std::strerror(failed)));
       if (sweep)
         interval = added > before ? std::chrono::milliseconds(kPollMs)
                                   : std::min(interval * 2, std::chrono::milliseconds(kIdlePollMs));

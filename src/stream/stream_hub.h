@@ -63,9 +63,15 @@ class StreamHub {
   // stream wants), or only for CPU `cpu`'s. (Telling every CPU's streams
   // took their locks, and waited on the other CPU's, in this CPU's turn.)
   void on_data(std::function<void()> listener, int cpu = -1);
-  // Called with a one-line reason when the rings cannot be read (once per
-  // distinct reason); the streams' readers then get EIO.
+  // Called with a one-line reason when the rings cannot be opened (once per
+  // distinct reason; the streams' readers then get EIO), and when reading
+  // an open CPU's ring fails (once per CPU, error and session; the ring is
+  // tried again at each turn, the other CPUs' records go on coming).
   void on_ring_error(std::function<void(const std::string&)> report);
+  // How the hub opens a CPU's ring (before start(); tests give rings of
+  // their own): by default open_cpu_ring() of the instance, in the hub's mode.
+  using RingOpener = std::function<std::unique_ptr<CpuRing>(int cpu, std::string& error)>;
+  void set_ring_opener(RingOpener open) { open_ring_ = std::move(open); }
   // per_cpu/cpuN/stats
   std::string stats_text(int cpu);
 
@@ -98,6 +104,7 @@ class StreamHub {
   // Has CPU `cpu`'s notifier thread call notify(cpu); never waits for it.
   void request_notify(int cpu);
   void notify_loop(int cpu);  // a CPU's notifier thread
+  void report(const std::string& line);  // stderr and on_ring_error()
   void reader_count(int delta);
   bool open_rings(std::string& error);
   void close_rings();
@@ -145,6 +152,7 @@ class StreamHub {
   std::string ring_error_;
   std::atomic<int> ring_errno_{0};  // EIO while the rings cannot be opened
   std::function<void(const std::string&)> report_error_;
+  RingOpener open_ring_;
 
   // Changed by the control thread, under every PerCpu::mu, while every
   // drainer is parked; drainer N uses rings_[N] under cpu_[N]->ring_mu.

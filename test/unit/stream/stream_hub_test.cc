@@ -1,6 +1,7 @@
 // The record path's hub when the kernel's rings cannot be read: stream
 // readers are told (EIO, a POLLERR poll) instead of waiting forever, and the
-// reason is reported once. Runs over a directory with no per_cpu/ in it.
+// reason is reported once. Runs over a directory with no per_cpu/ in it, or
+// over fake rings.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -8,6 +9,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <mutex>
+#include <string>
+#include <vector>
 #include <chrono>
 #include <thread>
 
@@ -77,6 +82,71 @@ TEST(StreamHub, ReadersGetEioWhenTheRingsCannotBeOpened) {
     hub.stop();
   }
   rmdir(dir);
+}
+
+// A ring with nothing in it; with `fails`, one whose every drain fails.
+class FakeRing final : public CpuRing {
+ public:
+  FakeRing(int cpu, bool fails, std::atomic<int>& drains) : cpu_(cpu), fails_(fails), drains_(drains) {}
+  int drain(RingSink&, std::size_t) override {
+    if (!fails_) return 0;
+    ++drains_;
+    return -EIO;
+  }
+  int poll_fd() const override { return -1; }
+  void count_losses_from(std::uint64_t) override {}
+  const char* mode() const override { return "fake"; }
+  RingStats stats() const override { return {}; }
+  int cpu() const override { return cpu_; }
+  std::uint32_t subbuf_size() const override { return 4096; }
+
+ private:
+  int cpu_;
+  bool fails_;
+  std::atomic<int>& drains_;
+};
+
+// A ring that cannot be read once open is not silent: reported once per
+// session (the drains go on, every few milliseconds).
+TEST(StreamHub, AnOpenRingThatCannotBeReadIsReportedOncePerSession) {
+  ResolvedFixture fx("linux-6.18");
+  StreamHub hub("/nonexistent", 2, fx.resolution, ReaderMode::Read);
+  std::atomic<int> drains{0};
+  hub.set_ring_opener([&](int cpu, std::string&) -> std::unique_ptr<CpuRing> {
+    return std::make_unique<FakeRing>(cpu, cpu == 1, drains);
+  });
+  std::mutex mu;
+  std::vector<std::string> reports;
+  hub.on_ring_error([&](const std::string& why) {
+    std::lock_guard lock(mu);
+    reports.push_back(why);
+  });
+  auto count = [&] {
+    std::lock_guard lock(mu);
+    return reports.size();
+  };
+  hub.start();
+  auto file = std::make_shared<StreamFile>(hub.cpu_channel(1));
+  for (std::size_t session = 1; session <= 2; ++session) {
+    SCOPED_TRACE("session " + std::to_string(session));
+    std::unique_ptr<OpenFile> f;
+    ASSERT_EQ(file->open(O_RDONLY | O_NONBLOCK, f), 0);
+    const int before = drains;
+    auto end = std::chrono::steady_clock::now() + 5s;
+    while (drains < before + 10 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(5ms);
+    EXPECT_GE(drains, before + 10) << "the failing ring was not tried again";
+    EXPECT_EQ(count(), session);
+    EXPECT_NE(hub.stats_text(1).find("reader: fake"), std::string::npos) << hub.stats_text(1);
+    f.reset();
+    end = std::chrono::steady_clock::now() + 5s;
+    while (hub.stats_text(1).find("reader: closed") == std::string::npos && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(5ms);
+  }
+  hub.stop();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0], "cannot read the ring buffer of CPU 1: Input/output error");
+  EXPECT_EQ(reports[1], reports[0]);
 }
 
 }  // namespace
