@@ -4,7 +4,7 @@
 // (a lost-events record at the place of the gap).
 //
 // One circular byte buffer of records back to back, allocated at the first
-// record or by prefault() (an idle mount costs nothing) and never moved: each record is
+// record or by adopt() (an idle mount costs nothing) and never moved: each record is
 // contiguous (one that does not fit before the end starts again at the
 // front), so nothing is allocated or slid per record, a record is projected
 // straight into its place (reserve, then write), and a reader takes a run
@@ -41,12 +41,17 @@ class RecordQueue {
   // (its header's size must be `size`).
   // nullptr if `size` exceeds the capacity or is not a record's size.
   std::uint8_t* reserve(std::int32_t pid, std::uint32_t size);
-  // Allocates the buffers now and faults their pages in, so that the first
-  // pass through them in a storm does not take a page fault every 4 KiB.
-  // Does nothing once they are allocated (it never touches records).
-  void prefault();
+  // The queue's buffers, allocated with their pages faulted in (so that the
+  // first pass through them in a storm does not take a page fault every
+  // 4 KiB) apart from the queue: the caller need not hold the lock that
+  // guards the queue meanwhile. adopt() gives them to the queue they were
+  // made for if it has none (it never touches records), else frees them.
+  class Memory;
+  Memory prefaulted() const;
+  void adopt(Memory&& memory);
+  bool has_memory() const { return buf_ != nullptr; }
   // Frees the buffers of a queue that holds nothing and has no loss to
-  // report (the next record or prefault() allocates them again); false
+  // report (the next record or adopt() allocates them again); false
   // otherwise.
   bool release();
   // Appends a copy of one framed record (header.size bytes at `rec`).
@@ -96,7 +101,7 @@ class RecordQueue {
 
  private:
   static constexpr std::size_t kMinRecord = 16;  // a record header
-  void allocate(bool populate);
+  Memory map_memory(bool populate) const;
   void popped(std::size_t records, std::size_t bytes);
   void drop_oldest();
 
@@ -117,6 +122,13 @@ class RecordQueue {
   bool wrapped_ = false;
   std::uint64_t count_ = 0, dropped_total_ = 0;
   Dropped unreported_;
+};
+
+class RecordQueue::Memory {
+ private:
+  friend class RecordQueue;
+  std::unique_ptr<std::uint8_t[], UnmapBytes> buf;
+  std::unique_ptr<Meta[], UnmapBytes> meta;
 };
 
 }  // namespace eventfs

@@ -227,14 +227,22 @@ bool StreamHub::open_rings(std::string& error) {
     if (!r) return false;
     rings.push_back(std::move(r));
   }
+  // The queues' memory, faulted in before the locks are taken (12 MiB a CPU
+  // by default): unless still there from the last session (only this thread
+  // frees it, between sessions; the drainers, which allocate a missing
+  // queue, are parked). A CPU with no ring yet gets its queue's memory when
+  // its first records come: a machine may have many more possible CPUs
+  // than online ones.
+  std::vector<std::pair<RecordQueue::Memory, RecordQueue::Memory>> memory(cpu_.size());
+  for (std::size_t i = 0; i < cpu_.size(); ++i) {
+    if (!rings[i]->has_ring()) continue;
+    if (!cpu_[i]->queue.has_memory()) memory[i].first = cpu_[i]->queue.prefaulted();
+    if (!cpu_[i]->staging.has_memory()) memory[i].second = cpu_[i]->staging.prefaulted();
+  }
   auto locks = lock_all();
   for (std::size_t i = 0; i < cpu_.size(); ++i) {
-    // (Unless still allocated from the last session. A CPU with no ring yet
-    // gets its queue's memory when its first records come: a machine may
-    // have many more possible CPUs than online ones.)
-    if (!rings[i]->has_ring()) continue;
-    cpu_[i]->queue.prefault();
-    cpu_[i]->staging.prefault();
+    cpu_[i]->queue.adopt(std::move(memory[i].first));
+    cpu_[i]->staging.adopt(std::move(memory[i].second));
   }
   rings_ = std::move(rings);
   for (std::size_t i = 0; i < rings_.size(); ++i) {

@@ -242,5 +242,32 @@ TEST(RecordQueue, RecordsSmallerThanItWasToldDropTheOldestWhenTheirCountIsFull) 
   }
 }
 
+// Memory made apart from the queue (without its lock) goes to a queue of
+// its size that has none, and to no other: a queue's records stay where
+// they are.
+TEST(RecordQueue, AdoptsPrefaultedMemoryOnlyWhenItHasNoneOfItsOwn) {
+  RecordQueue q(1 << 16), other(1 << 17);
+  EXPECT_FALSE(q.has_memory());
+  q.adopt(other.prefaulted());
+  EXPECT_FALSE(q.has_memory()) << "took memory made for another size";
+  q.adopt(q.prefaulted());
+  ASSERT_TRUE(q.has_memory());
+  std::uint8_t* at = q.reserve(7, EVENTFS_RECORD_SIZE(8));
+  ASSERT_NE(at, nullptr);
+  std::memcpy(at, record(1, 10).data(), EVENTFS_RECORD_SIZE(8));
+  q.adopt(q.prefaulted());  // has memory: this is freed
+  ASSERT_FALSE(q.empty());
+  EXPECT_EQ(q.front(), at);
+  EXPECT_EQ(front_id(q), 1u);
+  EXPECT_EQ(q.front_pid(), 7);
+  q.pop();
+  EXPECT_TRUE(q.release());
+  EXPECT_FALSE(q.has_memory());
+  RecordQueue lazy(1 << 16);  // and without it, the first record allocates
+  lazy.push(3, record(2, 20).data());
+  EXPECT_TRUE(lazy.has_memory());
+  EXPECT_EQ(front_id(lazy), 2u);
+}
+
 }  // namespace
 }  // namespace eventfs
