@@ -484,7 +484,9 @@ void StreamHub::drain_loop(int cpu) {
         }
         if (got < 0 && -got != reported) failed = reported = -got;
         behind = got == static_cast<int>(batch);
-        if (!behind) rest_until = now + kRest;
+        // (Not after a sweep that found nothing, the ring not ready: an idle
+        // stream's reader then woke twice a sweep, at the rest's end too.)
+        if (!behind && (got != 0 || ready)) rest_until = now + kRest;
         added += sink.added;
       }
       if (failed) report(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu, std::strerror(failed)));

@@ -856,6 +856,42 @@ TEST_F(StreamRing, IsLeftAloneWithoutReadersAndDrainedWhileOneReads) {
   EXPECT_TRUE(Writes(m / "sched_switch/enable", "0", m / "error_log"));
 }
 
+// Voluntary context switches of the thread of `pid` named `name` (-1 if none).
+long long voluntary_switches(pid_t pid, const std::string& name) {
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    if (slurp(t.path() / "comm") != name + "\n") continue;
+    return stat_value(slurp(t.path() / "status"), "voluntary_ctxt_switches");
+  }
+  return -1;
+}
+
+// An open stream with nothing to read costs each CPU's ring reader one
+// wakeup a sweep (every 10 ms once sweeps find nothing); it was two (the
+// end of a rest that followed each empty sweep woke it too).
+TEST_F(StreamRing, AnIdleOpenStreamWakesEachReaderOnceASweep) {
+  MountedEventfs m;
+  ASSERT_TRUE(m.Start());
+  const int cpus = mount_cpus(m.path());
+  ASSERT_GT(cpus, 0);
+  Collector col({m / "trace_pipe"}, false);  // (nothing is enabled)
+  ASSERT_TRUE(col.Start());
+  ASSERT_TRUE(wait_until([&] { return every_ring(m, cpus, true); }, 5s)) << "the rings were not opened";
+  std::this_thread::sleep_for(300ms);  // (the sweeps slow down to 10 ms)
+  std::vector<long long> before;
+  for (int c = 0; c < cpus; ++c) before.push_back(voluntary_switches(m.pid(), "eventfs-cpu" + std::to_string(c)));
+  std::this_thread::sleep_for(2s);
+  for (int c = 0; c < cpus; ++c) {
+    const long long after = voluntary_switches(m.pid(), "eventfs-cpu" + std::to_string(c));
+    ASSERT_GE(before[static_cast<std::size_t>(c)], 0) << "no thread eventfs-cpu" << c;
+    EXPECT_LE(after - before[static_cast<std::size_t>(c)], 260) << "eventfs-cpu" << c << " woke "
+                                                                << after - before[static_cast<std::size_t>(c)]
+                                                                << " times in 2 s with nothing to read";
+  }
+  col.Stop();
+  EXPECT_EQ(col.LineCount(), 0u);
+}
+
 // Each thread of process `pid` whose name starts with `prefix`, by name:
 // its nice value and the CPUs it may run on (Cpus_allowed_list).
 struct ThreadSched {
@@ -993,16 +1029,6 @@ TEST_F(StreamRing, TheQueuesMemoryIsFreedAfterTheLastStreamClosedExceptWhereReco
   EXPECT_EQ(marks, 0u);
   ASSERT_EQ(seq.size(), static_cast<std::size_t>(kMarkers)) << "markers kept in the queue across the release";
   for (int i = 0; i < kMarkers; ++i) EXPECT_EQ(seq[static_cast<std::size_t>(i)], i);
-}
-
-// Voluntary context switches of the thread of `pid` named `name` (-1 if none).
-long long voluntary_switches(pid_t pid, const std::string& name) {
-  std::error_code ec;
-  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    if (slurp(t.path() / "comm") != name + "\n") continue;
-    return stat_value(slurp(t.path() / "status"), "voluntary_ctxt_switches");
-  }
-  return -1;
 }
 
 // tracefs has per_cpu/cpuN for every possible CPU, but the kernel has no
