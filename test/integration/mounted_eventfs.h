@@ -682,8 +682,6 @@ inline std::string live_skip_reason() {
 // ---------------------------------------------------------------------------
 // Stale mounts of crashed runs, and a watchdog.
 
-// Is the run that made `dir` gone? (its owner file names a process that no
-// longer exists; a directory without one is stale once it is a minute old).
 // The pid of an owner line (0 if none), and whether that process is gone
 // (another process with its pid has another start time).
 inline long owner_pid(const std::string& owner) {
@@ -702,6 +700,8 @@ inline bool owner_gone(const std::string& owner) {
   return !process_alive(static_cast<pid_t>(pid)) || process_start_time(static_cast<pid_t>(pid)) != start;
 }
 
+// Is the run that made `dir` gone? (its owner file names a process that no
+// longer exists; a directory without one is stale once it is a minute old).
 inline bool temp_dir_is_stale(const std::string& dir) {
   std::string owner;
   if (read_file(dir + "/owner", owner) != 0) {
@@ -779,7 +779,6 @@ inline int clean_stale_mounts() {
   return taken_down;
 }
 
-// Cleans up after crashed runs before the first test.
 // ---------------------------------------------------------------------------
 // CPUs a test takes offline (CpuOffline). /tmp/eventfs-offline-cpuN holds
 // the owner line of the run that did: the test brings the CPU online again
@@ -857,6 +856,7 @@ class CpuOffline {
   bool restored_ = false;
 };
 
+// Cleans up after crashed runs before the first test.
 class StaleMountCleaner : public ::testing::Environment {
  public:
   void SetUp() override {

@@ -1036,7 +1036,7 @@ TEST_F(StreamRing, TheQueuesMemoryIsFreedAfterTheLastStreamClosedExceptWhereReco
 // (machines with room for hot-plugged CPUs have many). Its stream is empty
 // and its reader idle, the other CPUs' streams work in every reader mode
 // (with reader=mmap every stream failed with EIO; in read mode the CPU's
-// reader woke a thousand times a second), and once the CPU comes online its
+// reader woke about 900 times a second), and once the CPU comes online its
 // ring is read, in the mode asked for, by threads on that CPU.
 class StreamOfflineCpu : public StreamTest, public ::testing::WithParamInterface<const char*> {};
 
