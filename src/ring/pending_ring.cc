@@ -13,8 +13,8 @@ int PendingCpuRing::drain(RingSink& sink, std::size_t max_records) {
     if (next_try_ && now < *next_try_) return 0;
     next_try_ = now + retry_;
     bool absent = false;
-    std::string error;
-    ring_ = open_(absent, error);
+    error_.clear();
+    ring_ = open_(absent, error_);
     if (!ring_) return absent ? 0 : -EIO;
     if (losses_from_) ring_->count_losses_from(*losses_from_);
   }

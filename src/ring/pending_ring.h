@@ -41,6 +41,7 @@ class PendingCpuRing final : public CpuRing {
   int cpu() const override { return cpu_; }
   std::uint32_t subbuf_size() const override { return ring_ ? ring_->subbuf_size() : 0; }
   bool has_ring() const override { return ring_ != nullptr; }
+  std::string last_error() const override { return ring_ ? ring_->last_error() : error_; }
 
  private:
   int cpu_;
@@ -49,6 +50,7 @@ class PendingCpuRing final : public CpuRing {
   std::optional<std::chrono::steady_clock::time_point> next_try_;  // none: at the first drain
   std::optional<std::uint64_t> losses_from_;
   std::unique_ptr<CpuRing> ring_;
+  std::string error_;  // why the ring could not be opened, the last time
 };
 
 }  // namespace eventfs

@@ -76,6 +76,9 @@ class CpuRing {
   virtual std::uint32_t subbuf_size() const = 0;
   // False while the kernel has no ring for the CPU (ring/pending_ring.h).
   virtual bool has_ring() const { return true; }
+  // Why the last drain() failed, where the ring knows more than its errno
+  // ("" otherwise).
+  virtual std::string last_error() const { return {}; }
 };
 
 // Opens CPU `cpu` of the tracefs instance at `instance_path` (a directory

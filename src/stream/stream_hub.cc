@@ -245,10 +245,7 @@ bool StreamHub::open_rings(std::string& error) {
     cpu_[i]->staging.adopt(std::move(memory[i].second));
   }
   rings_ = std::move(rings);
-  for (std::size_t i = 0; i < rings_.size(); ++i) {
-    rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
-    cpu_[i]->live = true;
-  }
+  for (std::size_t i = 0; i < rings_.size(); ++i) rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
   return true;
 }
 
@@ -279,7 +276,6 @@ void StreamHub::close_rings() {
     // Up to where this reader reported; a loss after its last sub-buffer is
     // reported by the next one. (A counter below that was reset: follow it.)
     c.overrun_seen = std::min(c.overrun_seen + s.lost, s.overrun_counter);
-    c.live = false;
   }
   rings_.clear();
 }
@@ -455,6 +451,7 @@ void StreamHub::drain_loop(int cpu) {
         }
       }
       int failed = 0;  // an error of the ring to report (with no lock held)
+      std::string failure;
       if (drain) {
         // A reader taking from the queue (or one preempted while it does)
         // must not hold the ring up: while the queue is busy, records go to
@@ -482,14 +479,19 @@ void StreamHub::drain_loop(int cpu) {
           pin_to_cpu(cpu);
           c.repin = true;
         }
-        if (got < 0 && -got != reported) failed = reported = -got;
+        if (got < 0 && -got != reported) {
+          failed = reported = -got;
+          failure = ring.last_error();
+        }
         behind = got == static_cast<int>(batch);
         // (Not after a sweep that found nothing, the ring not ready: an idle
         // stream's reader then woke twice a sweep, at the rest's end too.)
         if (!behind && (got != 0 || ready)) rest_until = now + kRest;
         added += sink.added;
       }
-      if (failed) report(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu, std::strerror(failed)));
+      if (failed)
+        report(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu,
+                           failure.empty() ? std::strerror(failed) : failure));
       if (sweep)
         interval = added > before ? std::chrono::milliseconds(kPollMs)
                                   : std::min(interval * 2, std::chrono::milliseconds(kIdlePollMs));
@@ -608,7 +610,7 @@ std::string StreamHub::stats_text(int cpu) {
   std::lock_guard lock(c.mu);
   RingStats s = c.closed;
   const char* mode = "closed";
-  if (c.live) {
+  if (i < rings_.size()) {  // (rings_ changes under every CPU's mu)
     std::lock_guard ring_lock(c.ring_mu);
     accumulate(s, rings_[i]->stats());
     mode = rings_[i]->mode();

@@ -138,7 +138,6 @@ class StreamHub {
     // first: the instance is new at mount); what the kernel overwrote while
     // no stream was open is reported when the next one opens.
     std::uint64_t overrun_seen = 0;
-    bool live = false;  // rings_ has this CPU's ring (changed under `mu`, with the rings)
     int wake_fd = -1;         // eventfd: wakes the CPU's drainer out of poll()
     // The drainer's requests to tell the CPU's listeners (notify_loop()).
     // notify_mu is only ever held for a moment, never while listeners run.

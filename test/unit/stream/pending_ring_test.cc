@@ -129,11 +129,13 @@ TEST(PendingCpuRing, AnOpenThatFailsForAnotherReasonIsAnErrorAndTriedAgain) {
   PendingCpuRing ring(1, o.fn(), 0ms);
   CollectSink sink;
   EXPECT_EQ(ring.drain(sink, 10), -EIO);
+  EXPECT_EQ(ring.last_error(), "cannot open") << "the opener's reason was lost";
   EXPECT_EQ(ring.drain(sink, 10), -EIO);
   EXPECT_EQ(o.calls, 2);
   o.fail = false;
   EXPECT_EQ(ring.drain(sink, 10), 1);
   EXPECT_STREQ(ring.mode(), "fake");
+  EXPECT_EQ(ring.last_error(), "");
 }
 
 }  // namespace
