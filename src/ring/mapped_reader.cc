@@ -77,6 +77,15 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
   }
 }
 
+bool MappedReader::settled() const {
+  if (!started_ || cur_ >= nr_subbufs_) return true;
+  const std::uint8_t* commit = data_ + static_cast<std::size_t>(cur_) * subbuf_size_ + 8;  // (after the time stamp)
+  const std::uint64_t word = parser_.header_size() == 16
+                                 ? __atomic_load_n(reinterpret_cast<const std::uint64_t*>(commit), __ATOMIC_ACQUIRE)
+                                 : __atomic_load_n(reinterpret_cast<const std::uint32_t*>(commit), __ATOMIC_ACQUIRE);
+  return (word & SubbufParser::kCommitMask) <= from_;
+}
+
 RingStats MappedReader::stats() const {
   RingStats s = stats_;
   s.overrun = started_ ? lost_.growth(load(meta_->overrun)) : 0;

@@ -50,6 +50,9 @@ class MappedReader {
   }
   RingStats stats() const;
   std::uint32_t subbuf_size() const { return subbuf_size_; }
+  // False when the reader sub-buffer holds committed events past those
+  // walked (see CpuRing::settled).
+  bool settled() const;
 
  private:
   const ring_abi::TraceBufferMeta* meta_;

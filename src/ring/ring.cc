@@ -23,8 +23,6 @@
 namespace eventfs {
 namespace {
 
-constexpr unsigned long kTracefsMagic = 0x74726163;  // TRACEFS_MAGIC
-
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream s;
@@ -173,8 +171,7 @@ class MmapRing final : public CpuRing {
   static std::unique_ptr<MmapRing> open(int fd, int cpu, unsigned long_size, std::string& error) {
     // Only tracefs's trace_pipe_raw speaks the protocol (a copy of the tree
     // for tests is plain files).
-    struct statfs fs;
-    if (fstatfs(fd, &fs) != 0 || static_cast<unsigned long>(fs.f_type) != kTracefsMagic) {
+    if (!is_tracefs_file(fd)) {
       error = "not a tracefs file";
       return nullptr;
     }
@@ -225,6 +222,7 @@ class MmapRing final : public CpuRing {
   RingStats stats() const override { return reader_.stats(); }
   int cpu() const override { return cpu_; }
   std::uint32_t subbuf_size() const override { return reader_.subbuf_size(); }
+  bool settled() const override { return reader_.settled(); }
 
  private:
   MmapRing(int fd, int cpu, unsigned long_size, void* meta, std::size_t meta_len, void* data,
@@ -256,6 +254,12 @@ class MmapRing final : public CpuRing {
 };
 
 }  // namespace
+
+bool is_tracefs_file(int fd) {
+  constexpr unsigned long kTracefsMagic = 0x74726163;  // TRACEFS_MAGIC
+  struct statfs fs;
+  return fstatfs(fd, &fs) == 0 && static_cast<unsigned long>(fs.f_type) == kTracefsMagic;
+}
 
 bool parse_reader_mode(std::string_view text, ReaderMode& out) {
   if (text == "auto") out = ReaderMode::Auto;

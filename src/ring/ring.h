@@ -76,10 +76,21 @@ class CpuRing {
   virtual std::uint32_t subbuf_size() const = 0;
   // False while the kernel has no ring for the CPU (ring/pending_ring.h).
   virtual bool has_ring() const { return true; }
+  // Whether every record the kernel counts as consumed has been delivered.
+  // Not so after an mmap drain whose GET_READER counted records the writer
+  // committed after the walk: the next drain delivers them, but the
+  // kernel's readiness (poll_fd(), the instance's trace_pipe) no longer
+  // announces them. Readers wait for that readiness alone only when their
+  // ring is settled; a ring that is not is looked at again within
+  // milliseconds. Cheap: no system call.
+  virtual bool settled() const { return true; }
   // Why the last drain() failed, where the ring knows more than its errno
   // ("" otherwise).
   virtual std::string last_error() const { return {}; }
 };
+
+// Whether `fd` is a file of tracefs (not of a plain copy of its tree).
+bool is_tracefs_file(int fd);
 
 // Opens CPU `cpu` of the tracefs instance at `instance_path` (a directory
 // with per_cpu/ and events/header_page, e.g. /sys/kernel/tracing/instances/X

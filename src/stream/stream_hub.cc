@@ -16,6 +16,8 @@
 #include <eventfs/record.h>
 #include <fmt/format.h>
 
+#include "ring/any_cpu_readiness.h"
+
 namespace eventfs {
 
 // Projects one CPU's raw records into `target`: the CPU's queue (its lock
@@ -246,6 +248,12 @@ bool StreamHub::open_rings(std::string& error) {
   }
   rings_ = std::move(rings);
   for (std::size_t i = 0; i < rings_.size(); ++i) rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
+  if (open_readiness_) {
+    readiness_fd_ = open_readiness_();
+  } else {
+    std::string why;  // (without it, idle rings are swept as before: nothing to report)
+    readiness_fd_ = open_any_cpu_readiness(instance_path_, why);
+  }
   return true;
 }
 
@@ -278,6 +286,8 @@ void StreamHub::close_rings() {
     c.overrun_seen = std::min(c.overrun_seen + s.lost, s.overrun_counter);
   }
   rings_.clear();
+  if (readiness_fd_ >= 0) close(readiness_fd_);
+  readiness_fd_ = -1;
 }
 
 void StreamHub::release_queues() {  // (by the control thread, between sessions)
@@ -397,6 +407,7 @@ void StreamHub::drain_loop(int cpu) {
       std::lock_guard ring_lock(c.ring_mu);
       ring_fd = rings_[static_cast<std::size_t>(cpu)]->poll_fd();
     }
+    const int readiness_fd = readiness_fd_;  // (set with the rings, before they went live)
     // A new session: read the ring at once. Then: again at once while the
     // last turn took a full batch; when the kernel says the ring is ready
     // (it wakes a poller once the ring is buffer_percent full, half by
@@ -414,7 +425,17 @@ void StreamHub::drain_loop(int cpu) {
     // copied event by event, and mmap's GET_READER consumes event by event);
     // and the kernel's readiness can stay up after a catch-up, so polling
     // such a ring at once again would spin.
+    // Once two sweeps in a row found nothing (and the ring has nothing
+    // delivered late: CpuRing::settled), no more sweeps: the reader waits
+    // for the kernel to say a record was written on any CPU (the instance's
+    // trace_pipe; any_cpu_readiness.h), so an idle open stream costs no
+    // wakeups, and the first record after a pause comes at once. That wait
+    // is readable while another CPU's records are unread; a turn it wakes
+    // that finds nothing counts as a sweep, and the next wait for it
+    // follows a sweep (a reader of an idle CPU beside a busy one wakes as
+    // often as the sweeps do).
     bool behind = true;
+    bool idle = false;  // waiting for the instance's readiness, not for a sweep
     int reported = 0;  // the ring's error this session, once told
     Clock::time_point rest_until, last_ready, last_sweep = Clock::now();
     auto interval = std::chrono::milliseconds(kPollMs);
@@ -422,26 +443,30 @@ void StreamHub::drain_loop(int cpu) {
     while (rings_live_.load()) {
       auto now = Clock::now();
       bool resting = now < rest_until;
-      pollfd fds[2] = {{c.wake_fd, POLLIN, 0}, {resting ? -1 : ring_fd, POLLIN, 0}};
+      pollfd fds[3] = {{c.wake_fd, POLLIN, 0}, {resting ? -1 : ring_fd, POLLIN, 0}, {idle ? readiness_fd : -1, POLLIN, 0}};
       auto wake_at = last_sweep + interval;
       if (resting) wake_at = std::min(wake_at, rest_until);
       if (!c.staging.empty()) wake_at = std::min(wake_at, now + kStagedRetry);
       long long wait_ms = 0;
-      if (!behind && wake_at > now)  // rounded up: never spin on a sub-millisecond wait
+      if (idle)
+        wait_ms = -1;  // (nothing staged; a rest left over is covered: the readiness says when a record comes)
+      else if (!behind && wake_at > now)  // rounded up: never spin on a sub-millisecond wait
         wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - now + std::chrono::microseconds(999)).count();
-      ::poll(fds, 2, static_cast<int>(wait_ms));
+      ::poll(fds, 3, static_cast<int>(wait_ms));
       if (fds[0].revents & POLLIN) {
         std::uint64_t n;
         (void)!read(c.wake_fd, &n, sizeof n);
         continue;  // (the session may be over)
       }
       now = Clock::now();
-      bool sweep = now >= last_sweep + interval;
+      const bool written = fds[2].fd >= 0 && fds[2].revents != 0;  // (POLLERR too: swept, then not waited on again)
+      bool sweep = written || now >= last_sweep + interval;
       if (sweep) last_sweep = now;
       bool ready = fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLERR | POLLHUP));
       if (ready) last_ready = now;
+      idle = false;
       std::size_t before = added;
-      bool drain = behind || ready || (sweep && now - last_ready >= 2 * interval);
+      bool drain = behind || ready || written || (sweep && now - last_ready >= 2 * interval);
       if (!drain && !c.staging.empty()) {  // staged while a reader held the queue: moved when it is free
         std::unique_lock lock(c.mu, std::try_to_lock);
         if (lock) {
@@ -488,6 +513,8 @@ void StreamHub::drain_loop(int cpu) {
         // stream's reader then woke twice a sweep, at the rest's end too.)
         if (!behind && (got != 0 || ready)) rest_until = now + kRest;
         added += sink.added;
+        idle = readiness_fd >= 0 && sweep && !written && !ready && got == 0 && sink.added == 0 &&
+               interval == std::chrono::milliseconds(kIdlePollMs) && c.staging.empty() && ring.settled();
       }
       if (failed)
         report(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu,

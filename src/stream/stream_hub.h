@@ -40,6 +40,8 @@ class StreamHub {
   static constexpr std::size_t kStagingBytes = 1u << 20;     // per CPU (at most the queue's), used while a reader holds the queue
   static constexpr int kPollMs = 5;                    // every ring is looked at this often,
   static constexpr int kIdlePollMs = 10;               // or up to this when nothing comes
+                                                       // (then not until a record comes, where the
+                                                       // kernel says so: any_cpu_readiness.h)
   static constexpr int kRestMs = 1;                    // a caught-up ring is left alone this long
   // The queues' memory (the queue and staging bytes of each CPU, and their
   // records' pids and sizes) is freed this long after the last stream
@@ -72,6 +74,12 @@ class StreamHub {
   // their own): by default open_cpu_ring() of the instance, in the hub's mode.
   using RingOpener = std::function<std::unique_ptr<CpuRing>(int cpu, std::string& error)>;
   void set_ring_opener(RingOpener open) { open_ring_ = std::move(open); }
+  // How the hub opens, with the rings, the descriptor that polls readable
+  // once any CPU's ring holds a record (the hub closes it with the rings):
+  // by default open_any_cpu_readiness() of the instance. -1: there is none,
+  // and idle rings are looked at every kIdlePollMs.
+  using ReadinessOpener = std::function<int()>;
+  void set_readiness_opener(ReadinessOpener open) { open_readiness_ = std::move(open); }
   // per_cpu/cpuN/stats
   std::string stats_text(int cpu);
 
@@ -152,10 +160,12 @@ class StreamHub {
   std::atomic<int> ring_errno_{0};  // EIO while the rings cannot be opened
   std::function<void(const std::string&)> report_error_;
   RingOpener open_ring_;
+  ReadinessOpener open_readiness_;
 
   // Changed by the control thread, under every PerCpu::mu, while every
   // drainer is parked; drainer N uses rings_[N] under cpu_[N]->ring_mu.
   std::vector<std::unique_ptr<CpuRing>> rings_;
+  int readiness_fd_ = -1;  // opened and closed with the rings (-1: none)
   std::mutex state_mu_;
   std::condition_variable state_cv_;
   int readers_ = 0;

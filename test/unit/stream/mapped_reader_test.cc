@@ -145,6 +145,28 @@ TEST(MappedReader, AReaderKeptOnlyToCountItsLastEventsIsNotACatchUp) {
   EXPECT_EQ(k.calls, 5);
 }
 
+// What the writer appends to the reader sub-buffer between the walk and
+// the GET_READER that ends a drain, the kernel counts as read: its
+// readiness no longer announces it. The reader says it is not settled
+// until a drain has walked it.
+TEST(MappedReader, IsNotSettledWhileTheReaderSubbufHasEventsItHasNotWalked) {
+  FakeKernel k;
+  SubbufBuilder p0(8, 100);
+  p0.event(ev('a'), 1);
+  k.put(0, p0);
+  MappedReader r = k.reader();
+  EXPECT_TRUE(r.settled());  // (nothing drained yet)
+  CollectSink sink;
+  ASSERT_GE(r.drain(sink, 100), 0);
+  EXPECT_TRUE(r.settled());
+  p0.event(ev('b'), 1);  // committed after the walk
+  k.put(0, p0);
+  EXPECT_FALSE(r.settled());
+  ASSERT_GE(r.drain(sink, 100), 0);
+  EXPECT_EQ(tags(sink), "ab");
+  EXPECT_TRUE(r.settled());
+}
+
 TEST(MappedReader, StartsWhereTheKernelSaysTheReaderWasRead) {
   FakeKernel k;
   SubbufBuilder p1(8, 0);

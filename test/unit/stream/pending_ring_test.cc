@@ -39,8 +39,10 @@ class FakeRing final : public CpuRing {
   }
   int cpu() const override { return 3; }
   std::uint32_t subbuf_size() const override { return 4096; }
+  bool settled() const override { return settled_now; }
 
   std::uint64_t ts = 0;
+  bool settled_now = true;
   std::optional<std::uint64_t> losses_from;
 };
 
@@ -84,6 +86,7 @@ TEST(PendingCpuRing, ReadsAsAnEmptyRingUntilTheKernelMakesOneThenPassesEverythin
     EXPECT_STREQ(ring.mode(), "offline");
     EXPECT_EQ(ring.stats().entries, 0u);
     EXPECT_EQ(ring.subbuf_size(), 0u);
+    EXPECT_FALSE(ring.settled()) << "an idle reader would stop looking for the ring";
   }
   EXPECT_EQ(ring.cpu(), 3);
   EXPECT_TRUE(sink.items.empty());
@@ -96,6 +99,9 @@ TEST(PendingCpuRing, ReadsAsAnEmptyRingUntilTheKernelMakesOneThenPassesEverythin
   EXPECT_EQ(ring.poll_fd(), 42);
   EXPECT_STREQ(ring.mode(), "fake");
   EXPECT_EQ(ring.subbuf_size(), 4096u);
+  EXPECT_TRUE(ring.settled());
+  o.made->settled_now = false;
+  EXPECT_FALSE(ring.settled());
   EXPECT_EQ(o.made->losses_from, std::optional<std::uint64_t>(17)) << "the loss baseline was not passed on";
   EXPECT_EQ(ring.drain(sink, 100), 1);
   EXPECT_EQ(o.calls, 3) << "opened again once it had the ring";

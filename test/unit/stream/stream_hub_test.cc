@@ -1,10 +1,12 @@
 // The record path's hub when the kernel's rings cannot be read: stream
 // readers are told (EIO, a POLLERR poll) instead of waiting forever, and the
-// reason is reported once. Runs over a directory with no per_cpu/ in it, or
-// over fake rings.
+// reason is reported once; and when they have nothing to give: their
+// readers wait for the instance's readiness. Runs over a directory with no
+// per_cpu/ in it, or over fake rings.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -85,16 +87,18 @@ TEST(StreamHub, ReadersGetEioWhenTheRingsCannotBeOpened) {
   rmdir(dir);
 }
 
-// A ring with nothing in it; with `fails`, one whose every drain fails (and
-// says why if `why` is not empty).
+// A ring with nothing in it that counts its drains; with `fails`, one whose
+// every drain fails (and says why if `why` is not empty); `settled` (if
+// given) says whether it has records the kernel's readiness would not
+// announce.
 class FakeRing final : public CpuRing {
  public:
-  FakeRing(int cpu, bool fails, std::atomic<int>& drains, std::string why = "")
-      : cpu_(cpu), fails_(fails), drains_(drains), why_(std::move(why)) {}
+  FakeRing(int cpu, bool fails, std::atomic<int>& drains, std::string why = "",
+           const std::atomic<bool>* settled = nullptr)
+      : cpu_(cpu), fails_(fails), drains_(drains), why_(std::move(why)), settled_(settled) {}
   int drain(RingSink&, std::size_t) override {
-    if (!fails_) return 0;
     ++drains_;
-    return -EIO;
+    return fails_ ? -EIO : 0;
   }
   int poll_fd() const override { return -1; }
   void count_losses_from(std::uint64_t) override {}
@@ -103,12 +107,14 @@ class FakeRing final : public CpuRing {
   int cpu() const override { return cpu_; }
   std::uint32_t subbuf_size() const override { return 4096; }
   std::string last_error() const override { return why_; }
+  bool settled() const override { return !settled_ || *settled_; }
 
  private:
   int cpu_;
   bool fails_;
   std::atomic<int>& drains_;
   std::string why_;
+  const std::atomic<bool>* settled_;
 };
 
 // A ring that cannot be read once open is not silent: reported once per
@@ -156,6 +162,72 @@ TEST(StreamHub, AnOpenRingThatCannotBeReadIsReportedOncePerSession) {
   EXPECT_EQ(reports[1], reports[0]);
   EXPECT_EQ(reports[2], "cannot read the ring buffer of CPU 1: sub-buffer 3 runs past its end");
   EXPECT_EQ(reports[3], reports[2]);
+}
+
+// How many drains the hub's readers make in `span`.
+int drains_in(const std::atomic<int>& drains, std::chrono::milliseconds span) {
+  const int before = drains;
+  std::this_thread::sleep_for(span);
+  return drains - before;
+}
+
+// Once their sweeps find nothing, the ring readers wait for the instance's
+// readiness (here one end of a socket pair) instead of sweeping every
+// 10 ms. While it stays readable (another CPU's records unread) a reader
+// wakes as often as the sweeps would, no more; a ring that is not settled
+// is swept; the descriptor is closed with the rings.
+TEST(StreamHub, IdleRingReadersWaitForTheInstancesReadinessInsteadOfSweeping) {
+  ResolvedFixture fx("linux-6.18");
+  StreamHub hub("/nonexistent", 2, fx.resolution, ReaderMode::Read);
+  std::atomic<int> drains{0};
+  std::atomic<bool> settled{true};
+  hub.set_ring_opener([&](int cpu, std::string&) -> std::unique_ptr<CpuRing> {
+    return std::make_unique<FakeRing>(cpu, false, drains, "", &settled);
+  });
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  const int kernel_side = pair[1];
+  std::atomic<int> opened{0};
+  hub.set_readiness_opener([&] {
+    ++opened;
+    return pair[0];
+  });
+  hub.start();
+  auto file = std::make_shared<StreamFile>(hub.cpu_channel(0));
+  std::unique_ptr<OpenFile> f;
+  ASSERT_EQ(file->open(O_RDONLY | O_NONBLOCK, f), 0);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(opened, 1);
+  EXPECT_GT(drains, 0);
+  EXPECT_LE(drains_in(drains, 500ms), 2) << "idle readers went on sweeping";
+
+  // Readable, and left so: each reader looks at its ring once a sweep (two
+  // drains: the wakeup, and the sweep after which it waits again).
+  ASSERT_EQ(send(kernel_side, "x", 1, MSG_NOSIGNAL), 1);
+  const int woken = drains_in(drains, 500ms);
+  EXPECT_GE(woken, 2) << "the readers did not wake";
+  EXPECT_LE(woken, 2 * 2 * 50 + 20) << "the readers spun on a readiness their rings had no part in";
+  char byte;
+  ASSERT_EQ(recv(pair[0], &byte, 1, MSG_DONTWAIT), 1);  // (read: the readiness is down)
+  std::this_thread::sleep_for(100ms);
+  EXPECT_LE(drains_in(drains, 500ms), 2) << "the readers did not go back to waiting";
+
+  // A ring that is not settled is swept again.
+  settled = false;
+  ASSERT_EQ(send(kernel_side, "x", 1, MSG_NOSIGNAL), 1);  // (wakes the readers: they see it)
+  std::this_thread::sleep_for(20ms);
+  ASSERT_EQ(recv(pair[0], &byte, 1, MSG_DONTWAIT), 1);
+  EXPECT_GE(drains_in(drains, 500ms), 20) << "a ring with records left was not swept";
+
+  // The session ends: the descriptor goes with the rings.
+  f.reset();
+  auto end = std::chrono::steady_clock::now() + 5s;
+  while (hub.stats_text(0).find("reader: closed") == std::string::npos && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(send(kernel_side, "x", 1, MSG_NOSIGNAL), -1);
+  EXPECT_EQ(errno, EPIPE);
+  hub.stop();
+  close(kernel_side);
 }
 
 }  // namespace

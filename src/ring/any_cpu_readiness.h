@@ -1,0 +1,25 @@
+// One descriptor that says whether any CPU's ring of a tracefs instance
+// holds a record nobody has consumed: the instance's own trace_pipe, never
+// read, only polled. The kernel wakes its pollers at the first record
+// written on any CPU, whatever buffer_percent says (the watermark applies
+// only to one CPU's files), and polls it readable for as long as a record
+// is unread anywhere. The ring readers wait on it while nothing comes, so an
+// idle open stream costs no wakeups (probed on 6.18: with buffer_percent at
+// 50, a poller woke within a millisecond of one trace_marker write).
+//
+// Opening it consumes nothing. The kernel lets one process have an
+// instance's trace_pipe open at a time (others get EBUSY), and refuses to
+// remove an instance while it is open (EBUSY): it is held only while
+// streams are open.
+#pragma once
+
+#include <string>
+
+namespace eventfs {
+
+// The instance's trace_pipe, opened for polling (non-blocking), or -1 with a
+// one-line reason in `error` (not tracefs, as the plain files of a test's
+// tree are; already open elsewhere).
+int open_any_cpu_readiness(const std::string& instance_path, std::string& error);
+
+}  // namespace eventfs
