@@ -4,13 +4,18 @@
 // written on any CPU, whatever buffer_percent says (the watermark applies
 // only to one CPU's files), and polls it readable for as long as a record
 // is unread anywhere. The ring readers wait on it while nothing comes, so an
-// idle open stream costs no wakeups (probed on 6.18: with buffer_percent at
-// 50, a poller woke within a millisecond of one trace_marker write).
+// idle open stream costs almost no wakeups (probed on 6.18: with
+// buffer_percent at 50, a poller woke within a millisecond of one
+// trace_marker write). The kernel's code admits its wakeup can miss a lone
+// record (its writers take no barrier): the readers still look once a
+// second.
 //
-// Opening it consumes nothing. The kernel lets one process have an
-// instance's trace_pipe open at a time (others get EBUSY), and refuses to
+// Opening it consumes nothing. The kernel lets an instance's trace_pipe be
+// open once at a time (another open gets EBUSY, and so does one of the
+// instance's per_cpu/cpuN/trace_pipe while it is open), and refuses to
 // remove an instance while it is open (EBUSY): it is held only while
-// streams are open.
+// streams are open. With the instance's options/block set, the kernel
+// polls it readable at all times (and trace_pipe_raw too).
 #pragma once
 
 #include <string>

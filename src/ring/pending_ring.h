@@ -41,8 +41,9 @@ class PendingCpuRing final : public CpuRing {
   int cpu() const override { return cpu_; }
   std::uint32_t subbuf_size() const override { return ring_ ? ring_->subbuf_size() : 0; }
   bool has_ring() const override { return ring_ != nullptr; }
-  // (Never while there is no ring: the drains that look for it must go on.)
-  bool settled() const override { return ring_ && ring_->settled(); }
+  // (Without a ring there is nothing to deliver: its reader waits, and
+  // looks for the ring at least once per wait, every second.)
+  bool settled() const override { return !ring_ || ring_->settled(); }
   std::string last_error() const override { return ring_ ? ring_->last_error() : error_; }
 
  private:

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include <eventfs/record.h>
 #include <fmt/format.h>
@@ -61,15 +62,21 @@ void move_records(RecordQueue& from, RecordQueue& to) {
 // drainers woken at once were often put on the same CPU and took turns of
 // several milliseconds there while the other CPU's writer overran the ring
 // (scheduler trace).
-void pin_to_cpu(int cpu) {
+// True once the thread is on its CPU. False while the CPU is offline, or
+// not yet back in the thread's affinity after coming online: the kernel
+// adds it back a moment later (cpusets), and a reader that tried only at
+// once was left running anywhere (the offline-CPU test, one run in two);
+// callers try again at later turns.
+bool pin_to_cpu(int cpu) {
   cpu_set_t allowed;
   if (cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
       CPU_ISSET(cpu, &allowed)) {
     cpu_set_t own;
     CPU_ZERO(&own);
     CPU_SET(cpu, &own);
-    (void)pthread_setaffinity_np(pthread_self(), sizeof own, &own);
+    return pthread_setaffinity_np(pthread_self(), sizeof own, &own) == 0;
   }
+  return false;
 }
 }  // namespace
 
@@ -153,7 +160,7 @@ void StreamHub::notify_loop(int cpu) {
   std::unique_lock lock(c.notify_mu);
   for (;;) {
     c.notify_cv.wait(lock, [&c] { return c.notify_pending || c.notify_stop; });
-    if (c.repin.exchange(false)) pin_to_cpu(cpu);  // (its CPU came online)
+    if (c.repin && pin_to_cpu(cpu)) c.repin = false;  // (its CPU came online; until it is there)
     if (c.notify_pending) {  // (before stopping: the drainers' last requests)
       c.notify_pending = false;
       lock.unlock();
@@ -235,6 +242,14 @@ bool StreamHub::open_rings(std::string& error) {
   // queue, are parked). A CPU with no ring yet gets its queue's memory when
   // its first records come: a machine may have many more possible CPUs
   // than online ones.
+  // (Opened before the locks too: the kernel takes its tracing lock for it.)
+  int readiness = -1;
+  if (open_readiness_) {
+    readiness = open_readiness_();
+  } else {
+    std::string why;  // (without it, idle rings are swept as before: nothing to report)
+    readiness = open_any_cpu_readiness(instance_path_, why);
+  }
   std::vector<std::pair<RecordQueue::Memory, RecordQueue::Memory>> memory(cpu_.size());
   for (std::size_t i = 0; i < cpu_.size(); ++i) {
     if (!rings[i]->has_ring()) continue;
@@ -248,12 +263,7 @@ bool StreamHub::open_rings(std::string& error) {
   }
   rings_ = std::move(rings);
   for (std::size_t i = 0; i < rings_.size(); ++i) rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
-  if (open_readiness_) {
-    readiness_fd_ = open_readiness_();
-  } else {
-    std::string why;  // (without it, idle rings are swept as before: nothing to report)
-    readiness_fd_ = open_any_cpu_readiness(instance_path_, why);
-  }
+  readiness_fd_ = readiness;
   return true;
 }
 
@@ -276,6 +286,8 @@ void accumulate(RingStats& acc, const RingStats& s) {
 }  // namespace
 
 void StreamHub::close_rings() {
+  // (Closed after the locks: the kernel takes its tracing lock for it.)
+  const int readiness = std::exchange(readiness_fd_, -1);
   auto locks = lock_all();
   for (std::size_t i = 0; i < rings_.size(); ++i) {
     PerCpu& c = *cpu_[i];
@@ -286,8 +298,8 @@ void StreamHub::close_rings() {
     c.overrun_seen = std::min(c.overrun_seen + s.lost, s.overrun_counter);
   }
   rings_.clear();
-  if (readiness_fd_ >= 0) close(readiness_fd_);
-  readiness_fd_ = -1;
+  locks.clear();
+  if (readiness >= 0) close(readiness);
 }
 
 void StreamHub::release_queues() {  // (by the control thread, between sessions)
@@ -399,8 +411,10 @@ void StreamHub::drain_loop(int cpu) {
       --parked_;
     }
     // (Again at each session: a CPU that went offline took its threads'
-    // affinity with it; the kernel let them run anywhere.)
-    pin_to_cpu(cpu);
+    // affinity with it; the kernel let them run anywhere. Tried at each
+    // turn for kPinRetryMs where it fails.)
+    bool pinned = pin_to_cpu(cpu);
+    auto pin_until = Clock::now() + std::chrono::milliseconds(kPinRetryMs);
     c.repin = true;
     int ring_fd;
     {
@@ -428,14 +442,20 @@ void StreamHub::drain_loop(int cpu) {
     // Once two sweeps in a row found nothing (and the ring has nothing
     // delivered late: CpuRing::settled), no more sweeps: the reader waits
     // for the kernel to say a record was written on any CPU (the instance's
-    // trace_pipe; any_cpu_readiness.h), so an idle open stream costs no
-    // wakeups, and the first record after a pause comes at once. That wait
-    // is readable while another CPU's records are unread; a turn it wakes
-    // that finds nothing counts as a sweep, and the next wait for it
-    // follows a sweep (a reader of an idle CPU beside a busy one wakes as
-    // often as the sweeps do).
+    // trace_pipe; any_cpu_readiness.h), so an idle open stream costs a
+    // wakeup a second (kIdleWaitMs: the kernel's own wakeup can miss a lone
+    // record, a race its code admits to), and the first record after a
+    // pause comes at once. That readiness is up while another CPU's records
+    // are unread: a turn it wakes that finds nothing here counts as a
+    // sweep, and each such turn in a row doubles the empty sweeps needed
+    // before it is waited for again (up to 65, 650 ms), so that a reader of
+    // an idle CPU beside a busy one wakes about as often as the sweeps do,
+    // never spins. A CPU with no ring yet waits too, at most kIdleWaitMs:
+    // its ring is looked for once a second (PendingCpuRing).
     bool behind = true;
-    bool idle = false;  // waiting for the instance's readiness, not for a sweep
+    bool idle = false;  // waiting for the instance's readiness (or a second), not for a sweep
+    int quiet = 0;      // timed sweeps in a row that found nothing
+    int useless = 0;    // turns in a row the readiness woke that found nothing here
     int reported = 0;  // the ring's error this session, once told
     Clock::time_point rest_until, last_ready, last_sweep = Clock::now();
     auto interval = std::chrono::milliseconds(kPollMs);
@@ -449,21 +469,23 @@ void StreamHub::drain_loop(int cpu) {
       if (!c.staging.empty()) wake_at = std::min(wake_at, now + kStagedRetry);
       long long wait_ms = 0;
       if (idle)
-        wait_ms = -1;  // (nothing staged; a rest left over is covered: the readiness says when a record comes)
+        wait_ms = kIdleWaitMs;  // (nothing staged; a rest left over is covered: the readiness says when a record comes)
       else if (!behind && wake_at > now)  // rounded up: never spin on a sub-millisecond wait
         wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - now + std::chrono::microseconds(999)).count();
-      ::poll(fds, 3, static_cast<int>(wait_ms));
+      const int polled = ::poll(fds, 3, static_cast<int>(wait_ms));
       if (fds[0].revents & POLLIN) {
         std::uint64_t n;
         (void)!read(c.wake_fd, &n, sizeof n);
         continue;  // (the session may be over)
       }
       now = Clock::now();
+      if (!pinned && now < pin_until) pinned = pin_to_cpu(cpu);
       const bool written = fds[2].fd >= 0 && fds[2].revents != 0;  // (POLLERR too: swept, then not waited on again)
       bool sweep = written || now >= last_sweep + interval;
       if (sweep) last_sweep = now;
       bool ready = fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLERR | POLLHUP));
       if (ready) last_ready = now;
+      if (idle && polled == 0) useless = 0;  // (no record anywhere for a second)
       idle = false;
       std::size_t before = added;
       bool drain = behind || ready || written || (sweep && now - last_ready >= 2 * interval);
@@ -501,7 +523,8 @@ void StreamHub::drain_loop(int cpu) {
           // The kernel made the ring of a CPU that had none (it came
           // online): this thread and the notifier move there.
           ring_fd = ring.poll_fd();
-          pin_to_cpu(cpu);
+          pinned = pin_to_cpu(cpu);
+          pin_until = now + std::chrono::milliseconds(kPinRetryMs);
           c.repin = true;
         }
         if (got < 0 && -got != reported) {
@@ -513,8 +536,16 @@ void StreamHub::drain_loop(int cpu) {
         // stream's reader then woke twice a sweep, at the rest's end too.)
         if (!behind && (got != 0 || ready)) rest_until = now + kRest;
         added += sink.added;
-        idle = readiness_fd >= 0 && sweep && !written && !ready && got == 0 && sink.added == 0 &&
-               interval == std::chrono::milliseconds(kIdlePollMs) && c.staging.empty() && ring.settled();
+        const bool found = got != 0 || sink.added != 0 || ready;
+        if (written) useless = found ? 0 : useless + 1;
+        if (found || written)
+          quiet = 0;
+        else if (sweep)
+          ++quiet;
+        idle = (readiness_fd >= 0 || !ring.has_ring()) && !found && !written && c.staging.empty() &&
+               ring.settled() && quiet >= 1 + (1 << std::min(useless, 6));
+      } else if (sweep) {
+        quiet = 0;  // (not looked at: the kernel's wakeups keep coming)
       }
       if (failed)
         report(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu,

@@ -39,10 +39,11 @@ class StreamHub {
   static constexpr std::size_t kNotifyRecords = 16384;  // in a storm, tell readers this often
   static constexpr std::size_t kStagingBytes = 1u << 20;     // per CPU (at most the queue's), used while a reader holds the queue
   static constexpr int kPollMs = 5;                    // every ring is looked at this often,
-  static constexpr int kIdlePollMs = 10;               // or up to this when nothing comes
-                                                       // (then not until a record comes, where the
-                                                       // kernel says so: any_cpu_readiness.h)
+  static constexpr int kIdlePollMs = 10;               // or up to this when nothing comes,
+  static constexpr int kIdleWaitMs = 1000;             // or this, waiting for the kernel to say a
+                                                       // record came (any_cpu_readiness.h)
   static constexpr int kRestMs = 1;                    // a caught-up ring is left alone this long
+  static constexpr int kPinRetryMs = 5000;             // a ring reader tries to move to its CPU this long
   // The queues' memory (the queue and staging bytes of each CPU, and their
   // records' pids and sizes) is freed this long after the last stream
   // closed, unless records wait in a queue for the next reader.
@@ -77,7 +78,8 @@ class StreamHub {
   // How the hub opens, with the rings, the descriptor that polls readable
   // once any CPU's ring holds a record (the hub closes it with the rings):
   // by default open_any_cpu_readiness() of the instance. -1: there is none,
-  // and idle rings are looked at every kIdlePollMs.
+  // and idle rings are looked at every kIdlePollMs (but a CPU's with no
+  // ring yet every kIdleWaitMs).
   using ReadinessOpener = std::function<int()>;
   void set_readiness_opener(ReadinessOpener open) { open_readiness_ = std::move(open); }
   // per_cpu/cpuN/stats
@@ -152,7 +154,7 @@ class StreamHub {
     std::mutex notify_mu;
     std::condition_variable notify_cv;
     bool notify_pending = false, notify_stop = false;
-    std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeup
+    std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
   };
   std::vector<std::unique_ptr<PerCpu>> cpu_;
   std::mutex error_mu_;

@@ -1007,9 +1007,10 @@ TEST_F(StreamRing, TheQueuesMemoryIsFreedAfterTheLastStreamClosedExceptWhereReco
 
 // An open stream with nothing to read leaves its ring readers asleep: once
 // their sweeps find nothing, they wait for the kernel to say a record was
-// written on any CPU (the instance's trace_pipe, polled). Before, each woke
-// every 10 ms (198 times in 2 s; 392 before that). Records that then come
-// one at a time, on either CPU, each arrive, in every reader mode.
+// written on any CPU (the instance's trace_pipe, polled), or a second.
+// Before, each woke every 10 ms (198 times in 2 s; 392 before that).
+// Records that then come one at a time, on either CPU, each arrive, in
+// every reader mode.
 class StreamIdle : public StreamTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(StreamIdle, AnOpenStreamWithNothingToReadLeavesItsReadersAsleepAndEachLaterRecordComes) {
@@ -1134,14 +1135,13 @@ TEST_P(StreamOfflineCpu, IsAnEmptyStreamUntilTheCpuComesOnlineThenItsRecordsCome
   ASSERT_EQ(w.error, "");
   EXPECT_TRUE(at_other.WaitFor([&] { return at_other.RecordCount() >= kMarkers; }, 5s)) << at_other.RecordCount();
 
-  // A reader with no ring looks for it every 10 ms (it does not wait for
-  // the kernel's readiness, which says nothing of a CPU coming online).
+  // A reader with no ring looks for it once a second.
   const std::string drainer = "eventfs-cpu" + std::to_string(cpu);
   const long long before = voluntary_switches(m.pid(), drainer);
-  std::this_thread::sleep_for(1s);
+  std::this_thread::sleep_for(2s);
   const long long after = voluntary_switches(m.pid(), drainer);
   ASSERT_GE(before, 0) << "no thread " << drainer;
-  EXPECT_LE(after - before, 400) << drainer << " woke " << after - before << " times in a second";
+  EXPECT_LE(after - before, 10) << drainer << " woke " << after - before << " times in 2 s";
 
   ASSERT_TRUE(offline.Restore()) << "CPU " << cpu << " did not come online again";
   EXPECT_TRUE(wait_until([&] { return reader_of(cpu) == online_mode; }, 5s)) << slurp(cpu_path(cpu, "stats"));
