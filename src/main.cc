@@ -297,7 +297,7 @@ int main(int argc, char* argv[]) {
     hub->set_drainer_nice(drainer_nice);
     if (drainer_fifo) hub->set_drainer_fifo(*drainer_fifo);
     // After daemonizing stderr is gone: error_log says why the streams fail.
-    hub->on_ring_error([log = &controller->error_log()](const std::string& why) { log->add("trace_pipe", why, "", 0); });
+    hub->on_ring_error([log = &controller->error_log()](const std::string& why) { log->add_failure("trace_pipe", why); });
   }
   NodeTree tree;
   tree.set_owner(0, group);

@@ -9,10 +9,22 @@
 
 namespace eventfs {
 
-void ErrorLog::add(const std::string& location, const std::string& message, const std::string& command,
-                   std::size_t caret) {
+std::string ErrorLog::head(const std::string& location, const std::string& message) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return fmt::format("[{:5}.{:06}] {}: error: {}\n", ts.tv_sec, ts.tv_nsec / 1000, location, message);
+}
+
+void ErrorLog::push(std::string entry) {
+  std::lock_guard lock(mu_);
+  entries_.push_back(std::move(entry));
+  while (entries_.size() > kMaxEntries) entries_.pop_front();
+}
+
+void ErrorLog::add_failure(const std::string& location, const std::string& message) { push(head(location, message)); }
+
+void ErrorLog::add(const std::string& location, const std::string& message, const std::string& command,
+                   std::size_t caret) {
   // Control characters would break the layout; show them escaped.
   std::string shown;
   for (unsigned char c : command) {
@@ -22,11 +34,7 @@ void ErrorLog::add(const std::string& location, const std::string& message, cons
       shown += static_cast<char>(c);
   }
   if (caret > shown.size()) caret = shown.size();
-  std::string e = fmt::format("[{:5}.{:06}] {}: error: {}\n  Command: {}\n{}^\n", ts.tv_sec, ts.tv_nsec / 1000,
-                              location, message, shown, std::string(11 + caret, ' '));
-  std::lock_guard lock(mu_);
-  entries_.push_back(std::move(e));
-  while (entries_.size() > kMaxEntries) entries_.pop_front();
+  push(head(location, message) + fmt::format("  Command: {}\n{}^\n", shown, std::string(11 + caret, ' ')));
 }
 
 std::string ErrorLog::text() const {

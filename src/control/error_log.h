@@ -3,6 +3,9 @@
 //   [  872.414136] sched_switch/trigger: error: Unknown command 'foo'
 //     Command: foo:1
 //              ^
+//
+// and what failed with no write to blame (the streams' ring buffers could
+// not be read), as the first line alone.
 #pragma once
 
 #include <deque>
@@ -17,6 +20,8 @@ class ErrorLog {
 
   void add(const std::string& location, const std::string& message, const std::string& command,
            std::size_t caret);
+  // An error no write caused: no Command line, no caret.
+  void add_failure(const std::string& location, const std::string& message);
   std::string text() const;
   void clear();
 
@@ -26,6 +31,9 @@ class ErrorLog {
                          std::size_t& caret);
 
  private:
+  void push(std::string entry);
+  static std::string head(const std::string& location, const std::string& message);  // "[time] location: error: message\n"
+
   mutable std::mutex mu_;
   std::deque<std::string> entries_;
 };

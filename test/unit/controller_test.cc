@@ -3,8 +3,11 @@
 // nothing.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "../common/refused_writes.h"
 #include "control/controller.h"
+#include "control/error_log.h"
 #include "fake_instance.h"
 #include "fixture_kernels.h"
 
@@ -208,6 +211,28 @@ TEST_F(ControllerTest, KernelErrorLogEntriesAreRewrittenIntoStableNames) {
   std::string raw;
   EXPECT_EQ(fake.read("error_log", raw), 0);
   EXPECT_EQ(raw, "") << "the instance's own log is consumed";
+}
+
+// A failure no write caused (a stream's ring buffer could not be read) is
+// its first line alone: no Command line and caret, which would show an
+// empty command. Write errors keep them.
+TEST(ErrorLog, AFailureNoWriteCausedHasNoCommandLine) {
+  ErrorLog log;
+  log.add("sched_switch/filter", "Field not found", "", 0);
+  log.add_failure("trace_pipe", "cannot read the ring buffer of CPU 1: Input/output error");
+  const std::string text = log.text();
+  const std::regex layout(
+      "\\[ *[0-9]+\\.[0-9]{6}\\] sched_switch/filter: error: Field not found\n"
+      "  Command: \n"
+      "           \\^\n"
+      "\\[ *[0-9]+\\.[0-9]{6}\\] trace_pipe: error: cannot read the ring buffer of CPU 1: Input/output error\n");
+  EXPECT_TRUE(std::regex_match(text, layout)) << text;
+  std::string message, command;
+  std::size_t caret = 7;
+  ASSERT_TRUE(ErrorLog::parse_last(text, message, command, caret));
+  EXPECT_EQ(message, "cannot read the ring buffer of CPU 1: Input/output error");
+  EXPECT_EQ(command, "");
+  EXPECT_EQ(caret, 0u);
 }
 
 TEST_F(ControllerTest, RawTriggersPassThroughAndExpandGlobsTheKernelRefuses) {
