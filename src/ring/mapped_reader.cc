@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
 
 namespace eventfs {
 namespace {
@@ -38,10 +41,16 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
   std::size_t n = 0;
   bool asked_again = false;
   for (;;) {
-    if (cur_ >= nr_subbufs_) return -EIO;
+    if (cur_ >= nr_subbufs_) {
+      error_ = fmt::format("the meta page names sub-buffer {} as the reader's, of {}", cur_, nr_subbufs_);
+      return -EIO;
+    }
     const std::uint8_t* page = data_ + static_cast<std::size_t>(cur_) * subbuf_size_;
     // (The same sub-buffer as at the last drain: walked on from its place.)
-    if (!(fresh_ ? parser_.load(page, subbuf_size_) : parser_.reload(page, subbuf_size_))) return -EIO;
+    if (!(fresh_ ? parser_.load(page, subbuf_size_) : parser_.reload(page, subbuf_size_))) {
+      error_ = fmt::format("sub-buffer {}: {}", cur_, parser_.problem());
+      return -EIO;
+    }
     if (fresh_) {
       fresh_ = false;
       std::uint64_t overrun = load(meta_->overrun);
@@ -51,7 +60,10 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
     n += got;
     stats_.entries += got;
     if (n >= max) return static_cast<int>(n);
-    if (int rc = get_reader_(ctx_); rc < 0) return rc;
+    if (int rc = get_reader_(ctx_); rc < 0) {
+      error_ = fmt::format("TRACE_MMAP_IOCTL_GET_READER: {}", std::strerror(-rc));
+      return rc;
+    }
     ++stats_.swaps;
     std::uint32_t id = load(meta_->reader.id);
     if (id == cur_) {

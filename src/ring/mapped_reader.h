@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "ring/lost.h"
 #include "ring/ring.h"
@@ -53,6 +54,8 @@ class MappedReader {
   // False when the reader sub-buffer holds committed events past those
   // walked (see CpuRing::settled).
   bool settled() const;
+  // Why the last drain() failed (see CpuRing::last_error).
+  const std::string& last_error() const { return error_; }
 
  private:
   const ring_abi::TraceBufferMeta* meta_;
@@ -71,6 +74,7 @@ class MappedReader {
 
   LostAccounting lost_;
   RingStats stats_;
+  std::string error_;
 };
 
 }  // namespace eventfs

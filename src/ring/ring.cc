@@ -109,10 +109,14 @@ class ReadRing final : public CpuRing {
         if (r < 0) {
           if (errno == EINTR) continue;
           if (errno == EAGAIN) return static_cast<int>(n);
+          error_ = fmt::format("read(2): {}", std::strerror(errno));
           return -errno;
         }
         if (r == 0) return static_cast<int>(n);
-        if (!parser_.load(buf_.data(), static_cast<std::size_t>(r))) return -EIO;
+        if (!parser_.load(buf_.data(), static_cast<std::size_t>(r))) {
+          error_ = fmt::format("the {} bytes read(2) gave: {}", r, parser_.problem());
+          return -EIO;
+        }
         loaded_ = true;
         short_ = parser_.data_size() < subbuf_size() / 4 * 3;
         from_ = 0;
@@ -149,6 +153,7 @@ class ReadRing final : public CpuRing {
   std::uint32_t subbuf_size() const override {
     return static_cast<std::uint32_t>(buf_.size() - SubbufParser::kSlack);
   }
+  std::string last_error() const override { return error_; }
 
  private:
   FdHolder fd_;
@@ -164,6 +169,7 @@ class ReadRing final : public CpuRing {
   std::uint32_t from_ = 0;
   LostAccounting lost_;
   RingStats stats_;
+  std::string error_;  // why the last drain failed
 };
 
 class MmapRing final : public CpuRing {
@@ -223,6 +229,7 @@ class MmapRing final : public CpuRing {
   int cpu() const override { return cpu_; }
   std::uint32_t subbuf_size() const override { return reader_.subbuf_size(); }
   bool settled() const override { return reader_.settled(); }
+  std::string last_error() const override { return reader_.last_error(); }
 
  private:
   MmapRing(int fd, int cpu, unsigned long_size, void* meta, std::size_t meta_len, void* data,

@@ -8,6 +8,9 @@ extern "C" {
 #include <atomic>
 #include <cstring>
 #include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
 
 namespace eventfs {
 
@@ -40,6 +43,11 @@ std::uint64_t load_commit(const std::uint8_t* page, unsigned long_size) {
 
 }  // namespace
 
+bool SubbufParser::fail(std::string why) {
+  problem_ = std::move(why);
+  return false;
+}
+
 bool SubbufParser::reload(const std::uint8_t* page, std::size_t capacity) {
   if (page_ && page == page_ && capacity >= header_size() && load_commit(page, long_size_) == commit_) return true;
   return load(page, capacity);
@@ -49,12 +57,16 @@ bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
   page_ = nullptr;
   size_ = 0;
   missed_ = 0;
-  if (!kbuf_ || capacity < header_size()) return false;
+  if (!kbuf_) return fail("libtraceevent could not allocate a kbuffer");
+  if (capacity < header_size())
+    return fail(fmt::format("{} bytes, shorter than a sub-buffer header ({})", capacity, header_size()));
   const std::uint64_t commit = load_commit(page, long_size_);
   std::uint64_t size = commit & kCommitMask;
-  if (size > capacity - header_size()) return false;
+  if (size > capacity - header_size())
+    return fail(fmt::format("its header says {} bytes of events, and it holds {}", size, capacity - header_size()));
   std::memcpy(&ts_, page, 8);
-  if ((commit & kMissedStored) && header_size() + size + long_size_ > capacity) return false;
+  if ((commit & kMissedStored) && header_size() + size + long_size_ > capacity)
+    return fail("its lost-events count would lie past its end");
   if (commit & kMissedEvents) {
     missed_ = -1;
     std::size_t at = header_size() + size;
@@ -71,7 +83,7 @@ bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
     }
   }
   // kbuffer never writes to the sub-buffer; its API is not const.
-  if (kbuffer_load_subbuffer(kbuf_, const_cast<std::uint8_t*>(page)) < 0) return false;
+  if (kbuffer_load_subbuffer(kbuf_, const_cast<std::uint8_t*>(page)) < 0) return fail("kbuffer refused it");
   page_ = page;
   size_ = static_cast<std::uint32_t>(size);
   commit_ = commit;

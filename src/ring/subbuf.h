@@ -46,6 +46,8 @@ class SubbufParser {
   // when its commit does not fit in `capacity`, or it says a lost count is
   // stored after the data where there is no room for one.
   bool load(const std::uint8_t* page, std::size_t capacity);
+  // Why the last load() failed, in a few words.
+  const std::string& problem() const { return problem_; }
   // The sub-buffer loaded last, again, as a reader of the kernel's mapping
   // sees it after a pause: if its commit has not changed, the walk keeps
   // its place (a load walks from the first event again to find it: in a
@@ -66,6 +68,8 @@ class SubbufParser {
   std::size_t walk(RingSink& sink, std::uint32_t& from, std::size_t max);
 
  private:
+  bool fail(std::string why);  // false, with problem() set
+
   struct kbuffer* kbuf_ = nullptr;
   unsigned long_size_;
   const std::uint8_t* page_ = nullptr;
@@ -73,6 +77,7 @@ class SubbufParser {
   std::uint64_t commit_ = 0;  // the commit word as loaded
   std::int64_t missed_ = 0;
   std::uint64_t ts_ = 0;
+  std::string problem_;
 };
 
 }  // namespace eventfs

@@ -314,6 +314,7 @@ TEST(MappedReader, GetReaderErrorIsReturned) {
   CollectSink sink;
   k.script = {{0, 0, EBUSY}};
   EXPECT_EQ(r.drain(sink, 100), -EBUSY);
+  EXPECT_EQ(r.last_error(), "TRACE_MMAP_IOCTL_GET_READER: Device or resource busy");
 }
 
 TEST(MappedReader, BadReaderIdIsAnError) {
@@ -322,6 +323,24 @@ TEST(MappedReader, BadReaderIdIsAnError) {
   MappedReader r = k.reader();
   CollectSink sink;
   EXPECT_EQ(r.drain(sink, 100), -EIO);
+  EXPECT_EQ(r.last_error(), "the meta page names sub-buffer 4 as the reader's, of 4");
+}
+
+// A sub-buffer whose header claims more events than it can hold is refused,
+// and the reason names it (the kernel's own never do this).
+TEST(MappedReader, ASubbufItsHeaderDoesNotFitIsAnErrorThatSaysWhy) {
+  FakeKernel k;
+  SubbufBuilder p1(8, 100);
+  p1.event(ev('a'));
+  k.put(1, p1);
+  const std::uint64_t commit = kSubbuf;  // (the events would run past the sub-buffer's end)
+  std::memcpy(k.data.data() + 1 * kSubbuf + 8, &commit, 8);
+  k.meta.reader.id = 1;
+  MappedReader r = k.reader();
+  CollectSink sink;
+  EXPECT_EQ(r.drain(sink, 100), -EIO);
+  EXPECT_EQ(r.last_error(), "sub-buffer 1: its header says 1024 bytes of events, and it holds 1008");
+  EXPECT_TRUE(sink.items.empty());
 }
 
 }  // namespace

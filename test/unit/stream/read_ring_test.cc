@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -185,6 +187,27 @@ TEST(ReadRing, LossesCountFromACounterResetWhileNoStreamWasOpen) {
     // Reset (3 < 500): all 3 + 7 of them; not reset: the 100 + 7 since the last reader.
     EXPECT_EQ(sink.items[0].count, counter_at_open == 3 ? 10u : 107u);
   }
+}
+
+// A sub-buffer whose header claims more events than read(2) gave is
+// refused, and the reason says so.
+TEST(ReadRing, ASubbufItsHeaderDoesNotFitIsAnErrorThatSaysWhy) {
+  FakeInstance inst("linux-6.18");
+  SubbufBuilder a(8, 10);
+  a.event(ev('a'));
+  std::vector<std::uint8_t> page = a.build();
+  const std::uint64_t commit = page.size();  // (8 bytes more than it holds)
+  std::memcpy(page.data() + 8, &commit, 8);
+  inst.write_pages({page});
+  std::string err;
+  auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+  ASSERT_TRUE(ring) << err;
+  CollectSink sink;
+  EXPECT_EQ(ring->drain(sink, 100), -EIO);
+  EXPECT_EQ(ring->last_error(), "the " + std::to_string(page.size()) + " bytes read(2) gave: its header says " +
+                                    std::to_string(page.size()) + " bytes of events, and it holds " +
+                                    std::to_string(page.size() - 16));
+  EXPECT_TRUE(sink.items.empty());
 }
 
 TEST(ReadRing, AutoFallsBackToReadOffTracefs) {
