@@ -79,8 +79,8 @@ class CpuRing {
   // Whether every record the kernel counts as consumed has been delivered.
   // Not so after an mmap drain whose GET_READER counted records the writer
   // committed after the walk: the next drain delivers them, but the
-  // kernel's readiness (poll_fd(), the instance's trace_pipe) no longer
-  // announces them. Readers wait for that readiness alone only when their
+  // kernel's readiness (the instance's trace_pipe: any_cpu_readiness.h) no
+  // longer announces them. Readers wait for that readiness only when their
   // ring is settled; a ring that is not is looked at again within
   // milliseconds. Cheap: no system call.
   virtual bool settled() const { return true; }
