@@ -3,6 +3,7 @@
 // Everything that can fail is checked before the mount is made, so a bad
 // option, catalog or mount point gives one line on stderr and a non-zero exit;
 // the daemon goes to the background only once the mount is up.
+#include <fcntl.h>
 #include <grp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -31,6 +32,7 @@
 #include "control/controller.h"
 #include "ring/ring.h"
 #include "stream/stream_hub.h"
+#include "tracefs/file_io.h"
 #include "tracefs/instance.h"
 #include "tracefs/locate.h"
 #include "tracefs/raw_event_cache.h"
@@ -219,6 +221,36 @@ std::string tracefs_root_or_die(const Options& o) {
 
 }  // namespace
 
+namespace {
+
+// fuse_session_unmount(), which also closes the FUSE device. After a lazy
+// unmount (umount -l, fusermount3 -u -z) the mount is gone already, but
+// the kernel ends the connection only when the last open file is closed:
+// libfuse then finds it still up, unmounts again, and prints "fuse: failed
+// to unmount MOUNTPOINT: Invalid argument" (every time with a file open;
+// now and then without one, a race: once in a CI run). Where mountinfo no
+// longer has the mount, its standard error is sent to /dev/null meanwhile.
+void unmount_quietly_if_gone(fuse_session* se, const std::string& mountpoint) {
+  std::string table;
+  const bool gone = read_whole_file("/proc/self/mountinfo", table) == 0 && !MountWatch::mounted(table, mountpoint);
+  int saved = -1;
+  if (gone) {
+    std::fflush(stderr);
+    saved = dup(STDERR_FILENO);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved >= 0 && null >= 0) dup2(null, STDERR_FILENO);
+    if (null >= 0) close(null);
+  }
+  fuse_session_unmount(se);
+  if (saved >= 0) {
+    std::fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+  }
+}
+
+}  // namespace
+
 int main(int argc, char* argv[]) {
   // Static: what they hold stays reachable whichever way the process ends.
   static fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -349,7 +381,7 @@ int main(int argc, char* argv[]) {
   // instance goes.
   for (auto& f : streams) f->end();
   if (hub) hub->stop();
-  fuse_session_unmount(se);
+  unmount_quietly_if_gone(se, mountpoint);
   fuse_remove_signal_handlers(se);
   // A second SIGTERM now must not cut the clean-up short (and leave the
   // instance behind): it is already under way.
