@@ -219,10 +219,6 @@ std::string tracefs_root_or_die(const Options& o) {
   return root;
 }
 
-}  // namespace
-
-namespace {
-
 // fuse_session_unmount(), which also closes the FUSE device. After a lazy
 // unmount (umount -l, fusermount3 -u -z) the mount is gone already, but
 // the kernel ends the connection only when the last open file is closed:

@@ -91,11 +91,7 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
 
 bool MappedReader::settled() const {
   if (!started_ || cur_ >= nr_subbufs_) return true;
-  const std::uint8_t* commit = data_ + static_cast<std::size_t>(cur_) * subbuf_size_ + 8;  // (after the time stamp)
-  const std::uint64_t word = parser_.header_size() == 16
-                                 ? __atomic_load_n(reinterpret_cast<const std::uint64_t*>(commit), __ATOMIC_ACQUIRE)
-                                 : __atomic_load_n(reinterpret_cast<const std::uint32_t*>(commit), __ATOMIC_ACQUIRE);
-  return (word & SubbufParser::kCommitMask) <= from_;
+  return parser_.committed(data_ + static_cast<std::size_t>(cur_) * subbuf_size_) <= from_;
 }
 
 RingStats MappedReader::stats() const {

@@ -43,6 +43,10 @@ std::uint64_t load_commit(const std::uint8_t* page, unsigned long_size) {
 
 }  // namespace
 
+std::uint32_t SubbufParser::committed(const std::uint8_t* page) const {
+  return static_cast<std::uint32_t>(load_commit(page, long_size_) & kCommitMask);
+}
+
 bool SubbufParser::fail(std::string why) {
   problem_ = std::move(why);
   return false;

@@ -55,6 +55,10 @@ class SubbufParser {
   // end); else as load().
   bool reload(const std::uint8_t* page, std::size_t capacity);
 
+  // The bytes of events the sub-buffer at `page` says are committed now
+  // (its commit word, without the flags), whatever is loaded.
+  std::uint32_t committed(const std::uint8_t* page) const;
+
   // Events lost before this sub-buffer: 0, the stored count, or -1 when the
   // kernel set the flag without storing the count.
   std::int64_t missed() const { return missed_; }
