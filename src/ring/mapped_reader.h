@@ -8,7 +8,7 @@
 //  * The sub-buffer meta->reader.id (at data + id * subbuf_size) is ours to
 //    read. At the first drain, meta->reader.read bytes of it were already
 //    consumed (by an earlier reader); we start there.
-//  * We walk it with kbuffer, remembering our own offset: the kernel's
+//  * We walk it (SubbufParser), remembering our own offset: the kernel's
 //    reader.read is updated only by GET_READER, which counts everything
 //    committed at that moment as read.
 //  * When we have read it all we call GET_READER. The kernel then either

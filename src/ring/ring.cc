@@ -81,7 +81,7 @@ bool read_overrun(const std::string& stats_path, std::uint64_t& out) {
 class ReadRing final : public CpuRing {
  public:
   ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf, std::string stats_path)
-      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf + SubbufParser::kSlack), stats_path_(std::move(stats_path)) {
+      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf), stats_path_(std::move(stats_path)) {
     has_overrun_ = read_overrun(stats_path_, opened_overrun_);
     lost_.open(opened_overrun_);
   }
@@ -105,7 +105,7 @@ class ReadRing final : public CpuRing {
         }
         if (loaded_) resumed_ = false;
         loaded_ = false;
-        ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size() - SubbufParser::kSlack);
+        ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size());
         if (r < 0) {
           if (errno == EINTR) continue;
           if (errno == EAGAIN) return static_cast<int>(n);
@@ -151,7 +151,7 @@ class ReadRing final : public CpuRing {
   }
   int cpu() const override { return cpu_; }
   std::uint32_t subbuf_size() const override {
-    return static_cast<std::uint32_t>(buf_.size() - SubbufParser::kSlack);
+    return static_cast<std::uint32_t>(buf_.size());
   }
   std::string last_error() const override { return error_; }
 
@@ -159,7 +159,7 @@ class ReadRing final : public CpuRing {
   FdHolder fd_;
   int cpu_;
   SubbufParser parser_;
-  std::vector<std::uint8_t> buf_;  // one sub-buffer (and kSlack zero bytes), kept between drains
+  std::vector<std::uint8_t> buf_;  // one sub-buffer, kept between drains
   std::string stats_path_;
   bool has_overrun_ = false;
   std::uint64_t opened_overrun_ = 0;  // the counter when the ring was opened

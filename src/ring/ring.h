@@ -8,7 +8,7 @@
 //    asking the kernel for the next one with TRACE_MMAP_IOCTL_GET_READER.
 //  * read mode: read(2)s whole sub-buffers from per_cpu/cpuN/trace_pipe_raw
 //    (each read copies one and consumes it in the kernel).
-// Both walk sub-buffers with libtraceevent's kbuffer.
+// Both walk sub-buffers with SubbufParser (ring/subbuf.h).
 //
 // Opening a ring consumes nothing: the kernel's reader only moves in drain().
 // One CpuRing per CPU, used by one thread at a time.

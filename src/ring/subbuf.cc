@@ -1,16 +1,14 @@
 #include "ring/subbuf.h"
 
-// kbuffer.h has no extern "C" of its own.
-extern "C" {
-#include <traceevent/kbuffer.h>
-}
-
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "ring/rb_event.h"
 
 namespace eventfs {
 
@@ -28,11 +26,9 @@ unsigned header_page_long_size(const std::string& text) {
   return 0;
 }
 
-SubbufParser::SubbufParser(unsigned long_size) : long_size_(long_size == 4 ? 4 : 8) {
-  kbuf_ = kbuffer_alloc(long_size_ == 4 ? KBUFFER_LSIZE_4 : KBUFFER_LSIZE_8, KBUFFER_ENDIAN_SAME_AS_HOST);
-}
+SubbufParser::SubbufParser(unsigned long_size) : long_size_(long_size == 4 ? 4 : 8) {}
 
-SubbufParser::~SubbufParser() { kbuffer_free(kbuf_); }
+SubbufParser::~SubbufParser() = default;
 
 namespace {
 
@@ -53,15 +49,22 @@ bool SubbufParser::fail(std::string why) {
 }
 
 bool SubbufParser::reload(const std::uint8_t* page, std::size_t capacity) {
-  if (page_ && page == page_ && capacity >= header_size() && load_commit(page, long_size_) == commit_) return true;
-  return load(page, capacity);
+  if (!page_ || page != page_ || capacity < header_size()) return load(page, capacity);
+  const std::uint64_t commit = load_commit(page, long_size_);
+  if (commit == commit_) return true;
+  // Grown, its flags as they were: what was walked stands.
+  const std::uint64_t size = commit & kCommitMask;
+  if ((commit & ~kCommitMask) != (commit_ & ~kCommitMask) || size < size_ || size > capacity - header_size())
+    return load(page, capacity);
+  size_ = static_cast<std::uint32_t>(size);
+  commit_ = commit;
+  return true;
 }
 
 bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
   page_ = nullptr;
   size_ = 0;
   missed_ = 0;
-  if (!kbuf_) return fail("libtraceevent could not allocate a kbuffer");
   if (capacity < header_size())
     return fail(fmt::format("{} bytes, shorter than a sub-buffer header ({})", capacity, header_size()));
   const std::uint64_t commit = load_commit(page, long_size_);
@@ -86,42 +89,40 @@ bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
       }
     }
   }
-  // kbuffer never writes to the sub-buffer; its API is not const.
-  if (kbuffer_load_subbuffer(kbuf_, const_cast<std::uint8_t*>(page)) < 0) return fail("kbuffer refused it");
   page_ = page;
   size_ = static_cast<std::uint32_t>(size);
   commit_ = commit;
+  at_ = 0;
+  at_ts_ = ts_;
   return true;
 }
 
 std::size_t SubbufParser::walk(RingSink& sink, std::uint32_t& from, std::size_t max) {
   if (!page_ || from >= size_ || max == 0) return 0;
-  unsigned long long ts = 0;
-  void* data = kbuffer_read_event(kbuf_, &ts);
-  // Skip what was delivered before (a re-loaded sub-buffer restarts at its
-  // first event; walking from there keeps the time stamps right).
-  while (data && static_cast<std::uint32_t>(kbuffer_curr_index(kbuf_)) < from)
-    data = kbuffer_next_event(kbuf_, &ts);
-  // Two kbuffer calls an event: an event's data ends where the next event's
-  // header starts (kbuffer_curr_index() + kbuffer_curr_size()).
+  // Asked for events behind our place: walk from the first one again (the
+  // time stamps are deltas from it).
+  if (at_ > from) {
+    at_ = 0;
+    at_ts_ = ts_;
+  }
   const std::uint8_t* events = page_ + header_size();
   std::size_t n = 0;
-  while (data && n < max) {
-    int len = kbuffer_event_size(kbuf_);
-    const auto* at = static_cast<const std::uint8_t*>(data);
-    const auto end = static_cast<std::uint32_t>(at - events) + static_cast<std::uint32_t>(len);
-    if (len < 0 || end > size_) {
-      // Past the commit we read: either a writer committed more since (the
-      // next load shows it whole) or the sub-buffer is malformed (skip it).
-      if (static_cast<std::uint32_t>(kbuffer_subbuffer_size(kbuf_)) <= size_) from = size_;
+  eventfs_rb_event ev;
+  while (n < max) {
+    const std::uint32_t at = at_;
+    std::uint64_t ts = at_ts_;
+    const eventfs_rb_kind kind = eventfs_rb_step(events, size_, at, &ts, &ev);
+    if (kind == EVENTFS_RB_END || kind == EVENTFS_RB_BAD) {
+      from = std::max(from, size_);
       return n;
     }
-    sink.record(ts, at, static_cast<std::uint32_t>(len));
+    at_ = ev.next;
+    at_ts_ = ts;
+    if (kind != EVENTFS_RB_DATA || at < from) continue;
+    sink.record(ts, events + ev.data, ev.len);
     ++n;
-    from = end;
-    data = kbuffer_next_event(kbuf_, &ts);
+    from = ev.next;
   }
-  if (!data) from = size_ > from ? size_ : from;
   return n;
 }
 

@@ -1,5 +1,6 @@
 // One ring-buffer sub-buffer (a "page"): its header and its events, walked
-// with libtraceevent's kbuffer.
+// one header at a time (ring/rb_event.h: the steps of libtraceevent's
+// kbuffer, which the tests hold it against).
 //
 // Layout (events/header_page): u64 timestamp; local_t commit (a long: 8
 // bytes on 64-bit kernels, 4 on 32-bit ones); then `commit` bytes of events.
@@ -12,8 +13,6 @@
 #include <string>
 
 #include "ring/ring.h"
-
-struct kbuffer;
 
 namespace eventfs {
 
@@ -32,14 +31,7 @@ class SubbufParser {
   SubbufParser(const SubbufParser&) = delete;
   SubbufParser& operator=(const SubbufParser&) = delete;
 
-  bool ok() const { return kbuf_ != nullptr; }
   unsigned header_size() const { return 8 + long_size_; }
-
-  // kbuffer may read one length word past the committed data of a malformed
-  // sub-buffer: keep this many readable bytes after `capacity` where the
-  // data does not come from the kernel (the kernel's own sub-buffers never
-  // make it do so).
-  static constexpr std::size_t kSlack = 8;
 
   // Loads the sub-buffer at `page` of `capacity` bytes (header included) as
   // it is now (re-load to see events a writer has committed since). False
@@ -49,10 +41,10 @@ class SubbufParser {
   // Why the last load() failed, in a few words.
   const std::string& problem() const { return problem_; }
   // The sub-buffer loaded last, again, as a reader of the kernel's mapping
-  // sees it after a pause: if its commit has not changed, the walk keeps
-  // its place (a load walks from the first event again to find it: in a
-  // storm, half a sub-buffer at every drain that stopped at its batch's
-  // end); else as load().
+  // sees it after a pause: the walk keeps its place (a load walks from the
+  // first event again to find it), and goes on to what the writer has
+  // committed since. A commit word that did not grow (the sub-buffer was
+  // not the one loaded after all) loads it afresh.
   bool reload(const std::uint8_t* page, std::size_t capacity);
 
   // The bytes of events the sub-buffer at `page` says are committed now
@@ -68,19 +60,24 @@ class SubbufParser {
 
   // Delivers the events that start at or after data offset `from`, at most
   // `max`; moves `from` past each one delivered. Returns how many. Stops
-  // early (setting `from` to data_size()) at an event running past the data.
+  // early (setting `from` to data_size()) at a header or an event running
+  // past the data: the kernel's sub-buffers have none, so the rest of such
+  // a one is skipped. Never reads past the committed data.
   std::size_t walk(RingSink& sink, std::uint32_t& from, std::size_t max);
 
  private:
   bool fail(std::string why);  // false, with problem() set
 
-  struct kbuffer* kbuf_ = nullptr;
   unsigned long_size_;
   const std::uint8_t* page_ = nullptr;
   std::uint32_t size_ = 0;
   std::uint64_t commit_ = 0;  // the commit word as loaded
   std::int64_t missed_ = 0;
   std::uint64_t ts_ = 0;
+  // The walk: the offset of the next header to read, and the time stamp
+  // before it.
+  std::uint32_t at_ = 0;
+  std::uint64_t at_ts_ = 0;
   std::string problem_;
 };
 

@@ -598,9 +598,9 @@ namespace eventfs {
 namespace {
 
 // Garbage sub-buffers (whatever their commit word says, within the
-// capacity) are walked without reading past the sub-buffer and its slack
-// (followed by a PROT_NONE page: libtraceevent is not instrumented by ASan),
-// and every record handed out lies inside the committed data.
+// capacity) are walked without reading past the sub-buffer (followed by a
+// PROT_NONE page), and every record handed out lies inside the committed
+// data.
 TEST(Subbuf, GarbageIsWalkedWithinBounds) {
   std::mt19937 rng(7);
   const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -611,7 +611,7 @@ TEST(Subbuf, GarbageIsWalkedWithinBounds) {
     SubbufParser p(ls);
     for (int round = 0; round < 20000; ++round) {
       std::size_t cap = 64 + rng() % 256;
-      std::uint8_t* at = region + pg - cap - SubbufParser::kSlack;  // the slack, then the guard page
+      std::uint8_t* at = region + pg - cap;  // then the guard page
       struct {
         std::uint8_t* p;
         std::uint8_t* get() const { return p; }

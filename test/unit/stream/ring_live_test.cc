@@ -26,8 +26,11 @@ extern "C" {
 #include "projection/binding.h"
 #include "projection/projection.h"
 #include "projection/text_render.h"
+#include "ring/rb_event.h"
 #include "ring/ring.h"
+#include "ring/subbuf.h"
 #include "synthetic.h"
+#include "walk_compare.h"
 #include "tracefs/raw_event_cache.h"
 #include "tracefs/tracefs.h"
 
@@ -331,6 +334,90 @@ TEST_F(LiveRingTest, ProjectionAgreesWithLibtraceevent) {
     }
   }
   tep_free(tep);
+}
+
+// The walk of every sub-buffer the kernel wrote, held against kbuffer's:
+// scheduler, interrupt and timer events on every CPU besides markers, and
+// pauses longer than a time delta holds (2^27 ns), then a storm: the
+// kernel's sub-buffers then hold time extends, and paddings and absolute
+// time stamps (an interrupt's event in the middle of another write), which
+// cannot be forced: their counts are printed.
+TEST_F(LiveRingTest, WalkAgreesWithKbufferOnTheKernelsSubbufs) {
+  const unsigned ls = header_page_long_size(slurp(path_ + "/events/header_page"));
+  ASSERT_NE(ls, 0u);
+  long kb = std::strtol(slurp(path_ + "/buffer_subbuf_size_kb").c_str(), nullptr, 10);
+  const std::size_t subbuf = kb > 0 ? static_cast<std::size_t>(kb) * 1024 : static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  std::size_t subbufs = 0, events = 0, kinds[4] = {0, 0, 0, 0};  // time extends, time stamps, paddings, data
+  // Reads every CPU's sub-buffers and walks each both ways.
+  auto compare_all = [&] {
+    for (long cpu = 0; cpu < cpus; ++cpu) {
+      std::string path = path_ + "/per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw";
+      int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) continue;  // a CPU with no ring
+      std::vector<std::uint8_t> page(subbuf);
+      for (ssize_t n; (n = ::read(fd, page.data(), page.size())) > 0;) {
+        std::vector<std::uint8_t> got(page.begin(), page.begin() + n);
+        auto want = testing::kbuffer_walk(got, ls);
+        auto seen = testing::parser_walk(got, ls, 1000);
+        ASSERT_EQ(seen, want) << "CPU " << cpu << ", sub-buffer " << subbufs << ": "
+                              << testing::first_difference(seen, want);
+        ++subbufs;
+        events += seen.size();
+        SubbufParser p(ls);
+        ASSERT_TRUE(p.load(got.data(), got.size()));
+        const std::uint8_t* data = got.data() + p.header_size();
+        std::uint64_t ts = 0;
+        eventfs_rb_event ev;
+        for (std::uint32_t at = 0;; at = ev.next) {
+          eventfs_rb_kind k = eventfs_rb_step(data, p.data_size(), at, &ts, &ev);
+          if (k == EVENTFS_RB_END || k == EVENTFS_RB_BAD) break;
+          std::uint32_t word, type_len, delta;
+          std::memcpy(&word, data + at, 4);
+          eventfs_rb_split(word, &type_len, &delta);
+          ++kinds[type_len == EVENTFS_RB_TIME_EXTEND ? 0 : type_len == EVENTFS_RB_TIME_STAMP ? 1 : type_len == EVENTFS_RB_PADDING ? 2 : 3];
+        }
+      }
+      ::close(fd);
+    }
+  };
+  // Markers alone first: nothing else is written on this CPU during the
+  // pauses, so the marker after each needs a time extend.
+  for (int i = 0; i < 3; ++i) {
+    mark("before a pause");
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  }
+  mark("after the pauses");
+  for (const char* sys : {"sched", "irq", "timer"})
+    ASSERT_TRUE(write_file(path_ + "/events/" + sys + "/enable", "1")) << sys;
+  for (int i = 0; i < 3000; ++i) {
+    mark(std::string(1 + i % 90, 'x'));
+    if (i % 100 == 0) std::this_thread::yield();
+  }
+  compare_all();
+  ASSERT_GE(kinds[0], 3u) << "the pauses did not make time extends";
+  // Then a storm from every CPU for 200 ms (what the ring keeps of it is
+  // read): an interrupt's event lands in the middle of a marker's write now
+  // and then.
+  std::vector<std::thread> storm;
+  for (long cpu = 0; cpu < cpus; ++cpu)
+    storm.emplace_back([this, cpu] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(static_cast<int>(cpu), &one);
+      if (sched_setaffinity(0, sizeof one, &one) != 0) return;
+      int fd = ::open((path_ + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+      auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+      for (int i = 0; fd >= 0 && std::chrono::steady_clock::now() < end; ++i)
+        if (::write(fd, "storm marker", 5 + i % 8) < 0) break;
+      if (fd >= 0) ::close(fd);
+    });
+  for (auto& t : storm) t.join();
+  ASSERT_TRUE(write_file(path_ + "/events/enable", "0"));
+  compare_all();
+  std::printf("  [walk] %zu sub-buffers, %zu events: %zu time extends, %zu absolute time stamps, %zu paddings\n",
+              subbufs, events, kinds[0], kinds[1], kinds[2]);
+  EXPECT_GE(events, 3000u);
 }
 
 TEST_F(LiveRingTest, PollWakesOnDataWithBufferPercentZero) {

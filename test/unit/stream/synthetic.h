@@ -1,6 +1,6 @@
 // Builders for the unit tests of the record path: raw kernel records laid out
 // by a fixture kernel's format, and ring-buffer sub-buffers holding them, as
-// the kernel writes them (header_page layout, kbuffer event headers).
+// the kernel writes them (header_page layout, events/header_event headers).
 #pragma once
 
 #include <cstdint>
@@ -100,10 +100,17 @@ class SubbufBuilder {
     put32(static_cast<std::uint32_t>(delta >> 27));
     return *this;
   }
+  // An absolute time stamp (type_len 31): the low 59 bits of `ts`.
+  SubbufBuilder& time_stamp(std::uint64_t ts) {
+    put32(31u | static_cast<std::uint32_t>((ts & ((1u << 27) - 1)) << 5));
+    put32(static_cast<std::uint32_t>((ts >> 27) & 0xffffffffu));
+    return *this;
+  }
   // Padding (type_len 29): its length word, then `len` bytes. The word
-  // counts itself, as the kernel's (rb_reset_tail) does.
-  SubbufBuilder& padding(std::uint32_t len) {
-    put32(29u | (1u << 5));
+  // counts itself, as the kernel's (rb_reset_tail) does. `delta`: the time
+  // delta of a discarded event (1 at a sub-buffer's end).
+  SubbufBuilder& padding(std::uint32_t len, std::uint32_t delta = 1) {
+    put32(29u | (delta << 5));
     put32(len + 4);
     need(len);
     at_ += len;
