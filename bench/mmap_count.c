@@ -7,8 +7,10 @@
  * (N, where eventfs runs its reader of that ring: the kernel then consumes
  * the events of each reader sub-buffer where they were written; from the
  * other CPU it took twice the CPU time at times). Each reader sub-buffer
- * (TRACE_MMAP_IOCTL_GET_READER) is walked with libtraceevent's kbuffer, from
- * where the last walk of it ended; after a sub-buffer well short of full
+ * (TRACE_MMAP_IOCTL_GET_READER) is walked by its event headers
+ * (ring/rb_event.h, as eventfs walks them, and as stream_count direct-bare
+ * counts what read(2) gives), from where the last walk of it ended, its
+ * place and time stamp kept; after a sub-buffer well short of full
  * (the writer's) it waits for readiness (or 10 ms), as stream_count's direct
  * reader does. Stops when nothing came for IDLE_MS after something did, or
  * at SIGTERM, and prints "events=N lost=N gaps=N reads=N bytes=N cpu_s=X"
@@ -22,11 +24,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <traceevent/kbuffer.h>
 #include <unistd.h>
+
+#include "ring/rb_event.h"
 
 /* The head of struct trace_buffer_meta (include/uapi/linux/trace_mmap.h). */
 struct meta {
@@ -64,27 +68,37 @@ int main(int argc, char **argv)
 	if (data == MAP_FAILED)
 		return perror("mmap of the sub-buffers"), 1;
 	signal(SIGTERM, on_term);
-	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
 	unsigned long long events = 0, lost = 0, gaps = 0, reads = 0, bytes = 0;
 	const uint64_t overrun0 = m->overrun;
-	uint32_t cur = m->reader_id, from = m->reader_read;
-	int quiet = 0, fresh = 0;
+	uint32_t cur = m->reader_id, from = m->reader_read, at = 0;
+	uint64_t ts = 0;
+	int quiet = 0, fresh = 1;
 	while (!stop) {
-		/* The reader sub-buffer, from `from` on (a reloaded sub-buffer is
-		 * walked from its start to keep the time stamps right). */
-		unsigned long long ts, n = 0;
-		if (kbuffer_load_subbuffer(kb, data + (size_t)cur * m->subbuf_size) < 0)
+		/* The reader sub-buffer, from `from` on; the walk keeps its place
+		 * (`at`, `ts`) while the writer appends to it. */
+		const unsigned char *page = data + (size_t)cur * m->subbuf_size;
+		uint64_t commit = __atomic_load_n((const uint64_t *)(page + 8), __ATOMIC_ACQUIRE);
+		uint32_t size = (uint32_t)(commit & ((1u << 27) - 1));
+		if (size > m->subbuf_size - 16)
 			return fprintf(stderr, "bad sub-buffer %u\n", cur), 1;
 		if (fresh) {
-			int missed = kbuffer_missed_events(kb);
-			gaps += missed != 0;
-			lost += missed > 0 ? (unsigned long long)missed : 0;
+			if (commit & (1ull << 31)) {
+				gaps++;
+				if (commit & (1ull << 30))
+					lost += *(const uint64_t *)(page + 16 + size);
+			}
+			memcpy(&ts, page, 8);
+			at = 0;
 			fresh = 0;
 		}
-		for (void *e = kbuffer_read_event(kb, &ts); e; e = kbuffer_next_event(kb, &ts))
-			if ((uint32_t)kbuffer_curr_index(kb) >= from)
-				n++;
-		uint32_t size = (uint32_t)kbuffer_subbuffer_size(kb);
+		unsigned long long n = 0;
+		struct eventfs_rb_event ev;
+		for (;; at = ev.next) {
+			enum eventfs_rb_kind k = eventfs_rb_step(page + 16, size, at, &ts, &ev);
+			if (k == EVENTFS_RB_END || k == EVENTFS_RB_BAD)
+				break;
+			n += k == EVENTFS_RB_DATA && at >= from;
+		}
 		bytes += size > from ? size - from : 0;
 		from = size;
 		events += n;

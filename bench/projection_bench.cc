@@ -18,8 +18,12 @@
 //    same stable layout (the state letter by a scan of the same table).
 //  * ProjectionAndText: projection plus the trace_pipe text line.
 //  * WalkAndProject / WalkAndLibtraceevent: the same records packed into
-//    4 KiB sub-buffers, walked with kbuffer (SubbufParser) and decoded each
-//    way: the whole per-record cost of the record path.
+//    4 KiB sub-buffers, walked by SubbufParser (ring/rb_event.h) and
+//    decoded each way: the whole per-record cost of the record path.
+//  * Walk / KbufferWalk: the walk alone, SubbufParser's against
+//    libtraceevent's kbuffer (kbuffer_next_event + kbuffer_event_size, what
+//    eventfs called per record before; Debian 12 builds libtraceevent
+//    without optimization).
 // Per-record figures are CPU time (the machine may be shared; wall-clock is
 // printed beside). RECORDS=N keeps the first N records (16384 x ~64 bytes
 // fit in L2; the whole capture does not). Ends with *_ns_per_record=,
@@ -35,6 +39,7 @@
 
 extern "C" {
 #include <traceevent/event-parse.h>
+#include <traceevent/kbuffer.h>
 }
 
 #include <atomic>
@@ -93,7 +98,7 @@ struct Records {
 };
 
 // The records again as ring-buffer sub-buffers (4 KiB, the kernel's event
-// headers, time deltas of 1), to measure the whole walk: kbuffer + decode.
+// headers, time deltas of 1), to measure the whole walk: walk + decode.
 struct Pages {
   std::vector<std::vector<std::uint8_t>> pages;
   std::size_t records = 0;
@@ -112,7 +117,7 @@ struct Pages {
       if (padded > 112) continue;  // the short form only
       if (!page.empty() && at + 4 + padded > page.size()) finish();
       if (page.empty()) {
-        page.assign(4096 + 8, 0);  // and slack for kbuffer
+        page.assign(4096 + 8, 0);  // and slack for kbuffer (BM_KbufferWalk)
         at = 16;
       }
       std::uint32_t hdr = static_cast<std::uint32_t>(padded / 4) | (1u << 5);
@@ -415,7 +420,7 @@ void BM_ProjectionAndText(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.records.at.size()));
 }
 
-// The whole record path over sub-buffers: kbuffer walk, lookup, projection.
+// The whole record path over sub-buffers: walk, lookup, projection.
 void BM_WalkAndProject(benchmark::State& state) {
   const Setup& s = *g_setup;
   ProjectionTable table(s.bindings);
@@ -444,11 +449,51 @@ void BM_WalkAndProject(benchmark::State& state) {
 // The same walk with the generic libtraceevent decoding.
 void BM_WalkAndLibtraceevent(benchmark::State& state);
 
+// The walk alone: each record's time stamp and length, summed.
+void BM_Walk(benchmark::State& state) {
+  const Setup& s = *g_setup;
+  struct Sink : RingSink {
+    std::uint64_t sum = 0;
+    void record(std::uint64_t ts, const std::uint8_t*, std::uint32_t len) override { sum += ts + len; }
+    void lost(std::uint64_t, std::uint64_t, bool) override {}
+  } sink;
+  SubbufParser parser(8);
+  for (auto _ : state) {
+    for (const auto& page : s.pages.pages) {
+      parser.load(page.data(), 4096);
+      std::uint32_t from = 0;
+      parser.walk(sink, from, 1000);
+    }
+    benchmark::DoNotOptimize(sink.sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.pages.records));
+}
+
+// The same with kbuffer, as eventfs walked before (two calls a record).
+void BM_KbufferWalk(benchmark::State& state) {
+  const Setup& s = *g_setup;
+  kbuffer* kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_SAME_AS_HOST);
+  std::uint64_t sum = 0;
+  for (auto _ : state) {
+    for (const auto& page : s.pages.pages) {
+      kbuffer_load_subbuffer(kb, const_cast<std::uint8_t*>(page.data()));
+      unsigned long long ts = 0;
+      for (void* e = kbuffer_read_event(kb, &ts); e; e = kbuffer_next_event(kb, &ts))
+        sum += ts + static_cast<std::uint64_t>(kbuffer_event_size(kb));
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  kbuffer_free(kb);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.pages.records));
+}
+
 BENCHMARK(BM_Projection)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Libtraceevent)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProjectionAndText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WalkAndProject)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WalkAndLibtraceevent)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Walk)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_KbufferWalk)->Unit(benchmark::kMillisecond);
 
 // Keeps the console output and notes ns/record of each benchmark.
 class Reporter : public benchmark::ConsoleReporter {
@@ -512,6 +557,8 @@ int main(int argc, char** argv) {
     std::printf("walk_and_project_ns_per_record=%.2f\n", walk);
     std::printf("walk_and_libtraceevent_ns_per_record=%.2f\n", walk_tep);
     std::printf("walk_speedup=%.1fx\n", walk_tep / walk);
+    std::printf("walk_ns_per_record=%.2f\n", reporter.cpu_ns["BM_Walk"]);
+    std::printf("kbuffer_walk_ns_per_record=%.2f\n", reporter.cpu_ns["BM_KbufferWalk"]);
     std::printf("speedup=%.1fx\n", tep / ours);
     std::printf("targets: speedup >= 10x: %s; projection < 30 ns/record: %s\n", tep / ours >= 10 ? "met" : "MISSED",
                 ours < 30 ? "met" : "MISSED");

@@ -6,11 +6,14 @@
  *   stream_count eventfs PATH IDLE_MS [READ_BYTES]
  *       per_cpu/cpuN/trace_pipe_raw of an eventfs mount, read(2) READ_BYTES
  *       at a time (default 65536)
- *   stream_count direct PATH IDLE_MS [READ_BYTES]
+ *   stream_count direct|direct-bare PATH IDLE_MS [READ_BYTES]
  *       per_cpu/cpuN/trace_pipe_raw of a tracefs instance, one sub-buffer
  *       (READ_BYTES: the instance's buffer_subbuf_size_kb, default 4096) per
- *       read(2), walked with libtraceevent's kbuffer; after a sub-buffer
- *       well short of full it waits for readiness (or 10 ms) */
+ *       read(2), walked with libtraceevent's kbuffer (direct: as a tool
+ *       that reads the records with libtraceevent does) or counted by their
+ *       headers (direct-bare: ring/rb_event.h, as eventfs walks them; the
+ *       least a reader can do); after a sub-buffer well short of full it
+ *       waits for readiness (or 10 ms) */
 #include <eventfs/record.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -23,6 +26,36 @@
 #include <traceevent/kbuffer.h>
 #include <unistd.h>
 
+#include "ring/rb_event.h"
+
+/* Counts the events of a sub-buffer of 8-byte longs by their headers;
+ * sets *missed to its lost-events mark (the count, -1, or 0). */
+static unsigned long long bare_count(const unsigned char *page, size_t n, long long *missed, size_t *data_size)
+{
+	uint64_t commit;
+	memcpy(&commit, page + 8, 8);
+	uint32_t size = (uint32_t)(commit & ((1u << 27) - 1));
+	if (n < 16 || size > n - 16)
+		return *missed = 0, *data_size = 0, 0;
+	*data_size = size;
+	*missed = 0;
+	if (commit & (1ull << 31)) {
+		*missed = -1;
+		if ((commit & (1ull << 30)) && 16 + size + 8 <= n)
+			memcpy(missed, page + 16 + size, 8);
+	}
+	unsigned long long events = 0;
+	uint64_t ts = 0;
+	struct eventfs_rb_event ev;
+	for (uint32_t at = 0;; at = ev.next) {
+		enum eventfs_rb_kind k = eventfs_rb_step(page + 16, size, at, &ts, &ev);
+		if (k == EVENTFS_RB_END || k == EVENTFS_RB_BAD)
+			break;
+		events += k == EVENTFS_RB_DATA;
+	}
+	return events;
+}
+
 static volatile sig_atomic_t stop, idle;
 static void on_term(int sig) { (void)sig; stop = 1; }
 static void on_alarm(int sig) { (void)sig; idle = 1; }
@@ -30,8 +63,9 @@ static void on_alarm(int sig) { (void)sig; idle = 1; }
 int main(int argc, char **argv)
 {
 	if (argc != 4 && argc != 5)
-		return fprintf(stderr, "usage: %s eventfs|direct PATH IDLE_MS [READ_BYTES]\n", argv[0]), 2;
-	int direct = strcmp(argv[1], "direct") == 0, idle_ms = atoi(argv[3]);
+		return fprintf(stderr, "usage: %s eventfs|eventfs-blocking|direct|direct-bare PATH IDLE_MS [READ_BYTES]\n", argv[0]), 2;
+	int bare = strcmp(argv[1], "direct-bare") == 0;
+	int direct = bare || strcmp(argv[1], "direct") == 0, idle_ms = atoi(argv[3]);
 	int blocking = strcmp(argv[1], "eventfs-blocking") == 0;
 	size_t size = argc == 5 ? strtoul(argv[4], NULL, 10) : direct ? 4096 : EVENTFS_RECORD_MAX_SIZE;
 	uint64_t *buf = malloc(size + 8);
@@ -77,14 +111,19 @@ int main(int argc, char **argv)
 			continue;
 		}
 		quiet = 0;
-		if (direct && kbuffer_load_subbuffer(kb, buf) >= 0 &&
-		    (size_t)kbuffer_subbuffer_size(kb) < size / 4 * 3)
-			caught_up = 1;
 		reads++;
 		bytes += (unsigned long long)n;
-		if (direct) {
+		if (bare) {
+			long long missed;
+			size_t data_size;
+			events += bare_count((const unsigned char *)buf, (size_t)n, &missed, &data_size);
+			gaps += missed != 0;
+			lost += missed > 0 ? (unsigned long long)missed : 0;
+			caught_up = data_size < size / 4 * 3;
+		} else if (direct) {
 			if (kbuffer_load_subbuffer(kb, buf) < 0)
 				continue;
+			caught_up = (size_t)kbuffer_subbuffer_size(kb) < size / 4 * 3;
 			int missed = kbuffer_missed_events(kb);
 			if (missed)
 				gaps++;
