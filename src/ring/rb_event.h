@@ -109,7 +109,10 @@ static inline enum eventfs_rb_kind eventfs_rb_step(const uint8_t *events, uint32
 		if (end > size)
 			return EVENTFS_RB_BAD;
 		ev->next = (uint32_t)end;
-		*ts += delta;  /* as kbuffer does (the kernel writes 1 there) */
+		/* A discarded event keeps its delta (1 where it had none), and the
+		 * next one's is from it: added, as kbuffer does (the kernel's own
+		 * reader leaves it out). */
+		*ts += delta;
 		return EVENTFS_RB_SKIP;
 	case EVENTFS_RB_TIME_EXTEND:
 		ev->next = at + 8;

@@ -94,11 +94,16 @@ bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
   commit_ = commit;
   at_ = 0;
   at_ts_ = ts_;
+  spoiled_ = false;
   return true;
 }
 
 std::size_t SubbufParser::walk(RingSink& sink, std::uint32_t& from, std::size_t max) {
   if (!page_ || from >= size_ || max == 0) return 0;
+  if (spoiled_) {
+    from = size_;
+    return 0;
+  }
   // Asked for events behind our place: walk from the first one again (the
   // time stamps are deltas from it).
   if (at_ > from) {
@@ -113,6 +118,7 @@ std::size_t SubbufParser::walk(RingSink& sink, std::uint32_t& from, std::size_t 
     std::uint64_t ts = at_ts_;
     const eventfs_rb_kind kind = eventfs_rb_step(events, size_, at, &ts, &ev);
     if (kind == EVENTFS_RB_END || kind == EVENTFS_RB_BAD) {
+      spoiled_ = kind == EVENTFS_RB_BAD;
       from = std::max(from, size_);
       return n;
     }

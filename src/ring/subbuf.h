@@ -43,8 +43,8 @@ class SubbufParser {
   // The sub-buffer loaded last, again, as a reader of the kernel's mapping
   // sees it after a pause: the walk keeps its place (a load walks from the
   // first event again to find it), and goes on to what the writer has
-  // committed since. A commit word that did not grow (the sub-buffer was
-  // not the one loaded after all) loads it afresh.
+  // committed since. A commit word that shrank or whose flags changed (not
+  // the sub-buffer loaded after all) loads it afresh.
   bool reload(const std::uint8_t* page, std::size_t capacity);
 
   // The bytes of events the sub-buffer at `page` says are committed now
@@ -62,7 +62,8 @@ class SubbufParser {
   // `max`; moves `from` past each one delivered. Returns how many. Stops
   // early (setting `from` to data_size()) at a header or an event running
   // past the data: the kernel's sub-buffers have none, so the rest of such
-  // a one is skipped. Never reads past the committed data.
+  // a one is skipped, also what a re-load shows of it. Never reads past the
+  // committed data.
   std::size_t walk(RingSink& sink, std::uint32_t& from, std::size_t max);
 
  private:
@@ -78,6 +79,7 @@ class SubbufParser {
   // before it.
   std::uint32_t at_ = 0;
   std::uint64_t at_ts_ = 0;
+  bool spoiled_ = false;  // the walk met a header it cannot follow
   std::string problem_;
 };
 

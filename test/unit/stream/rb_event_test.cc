@@ -96,23 +96,25 @@ TEST(RbEvent, EachKindOfHeader) {
 }
 
 // A reader of the kernel's mapping re-reads the writer's sub-buffer as it
-// grows: the walk goes on from its place, with the right time stamps, and
-// delivers what a walk of the whole gives.
+// grows: the walk goes on from its place (what it walked is garbage by then,
+// so a walk from the first event would go astray), with the right time
+// stamps, and delivers what a walk of the whole gives.
 TEST(RbEvent, ReloadOfAGrowingSubbufGoesOnFromItsPlace) {
   std::mt19937_64 rng(9);
   for (unsigned ls : {4u, 8u}) {
     for (int round = 0; round < 500; ++round) {
-      auto page = random_subbuf(rng, ls, 4096);
+      const auto pristine = random_subbuf(rng, ls, 4096);
+      auto page = pristine;
       auto whole = kbuffer_walk(page, ls);
-      std::uint64_t full;
+      std::uint64_t full = 0;
       std::memcpy(&full, page.data() + 8, ls);
-      if (ls == 4) full &= 0xffffffffu;
       const std::uint32_t size = static_cast<std::uint32_t>(full & SubbufParser::kCommitMask);
-      // The commit moves through the event boundaries the kernel could
-      // have had (the ends of the walk's records), the flags only at the end.
+      const std::size_t header = 8 + ls;
+      // The commit moves through event boundaries the kernel could have had
+      // (the ends of records), the flags set only at the end.
       std::vector<std::uint32_t> cuts;
-      for (const auto& s : whole)
-        if (rng() % 5 == 0) cuts.push_back(static_cast<std::uint32_t>(s.offset + s.len - 8 - ls));
+      for (const auto& e : whole)
+        if (rng() % 5 == 0) cuts.push_back(static_cast<std::uint32_t>(e.offset + e.len - header));
       auto set_commit = [&](std::uint64_t c) { std::memcpy(page.data() + 8, &c, ls); };
       SubbufParser p(ls);
       SeenSink sink;
@@ -126,16 +128,57 @@ TEST(RbEvent, ReloadOfAGrowingSubbufGoesOnFromItsPlace) {
         p.walk(sink, from, 1 + rng() % 50);
         p.walk(sink, from, 100000);
         ASSERT_EQ(from, cut);
+        // Walked: no longer read. 0xff words are absolute time stamps, and
+        // the records after them would go unseen.
+        std::memset(page.data() + header, 0xff, cut);
       }
       set_commit(size);
       ASSERT_TRUE(p.reload(page.data(), page.size()));
       p.walk(sink, from, 100000);
-      set_commit(full);
-      ASSERT_TRUE(p.reload(page.data(), page.size()));  // the flags changed: loaded again
-      p.walk(sink, from, 100000);
+      ASSERT_EQ(from, size);
       ASSERT_EQ(sink.seen, whole) << "round " << round << ": " << first_difference(sink.seen, whole);
+      // The lost-events flags set: the sub-buffer is loaded afresh (and
+      // reads its mark).
+      page = pristine;
+      ASSERT_TRUE(p.reload(page.data(), page.size()));
+      std::int64_t mark = 0;
+      if (full & SubbufParser::kMissedEvents) {
+        mark = -1;
+        if (full & SubbufParser::kMissedStored) {
+          std::uint64_t n = 0;
+          std::memcpy(&n, pristine.data() + header + size, ls);
+          mark = static_cast<std::int64_t>(n);
+        }
+      }
+      EXPECT_EQ(p.missed(), mark) << "round " << round;
     }
   }
+}
+
+// A header the walk cannot follow (here: an event running past the
+// committed data, which the kernel's commit never cuts) spoils the rest of
+// its sub-buffer, also once the commit has grown past it.
+TEST(RbEvent, ABadHeaderSpoilsTheRestOfItsSubbuf) {
+  SubbufBuilder b(8, 0);
+  b.event({1, 0, 0, 0}, 1).event(std::vector<std::uint8_t>(40, 2), 1).event({3, 0, 0, 0}, 1);
+  auto page = b.build();
+  auto set_commit = [&](std::uint64_t c) { std::memcpy(page.data() + 8, &c, 8); };
+  set_commit(8 + 20);  // the first event and part of the second
+  SubbufParser p(8);
+  SeenSink sink;
+  sink.base = page.data();
+  ASSERT_TRUE(p.load(page.data(), page.size()));
+  std::uint32_t from = 0;
+  EXPECT_EQ(p.walk(sink, from, 10), 1u);
+  EXPECT_EQ(from, 28u);
+  set_commit(b.data_size());
+  ASSERT_TRUE(p.reload(page.data(), page.size()));
+  EXPECT_EQ(p.walk(sink, from, 10), 0u);
+  EXPECT_EQ(from, b.data_size());
+  EXPECT_EQ(sink.seen.size(), 1u);
+  ASSERT_TRUE(p.load(page.data(), page.size()));  // a load reads it afresh
+  from = 0;
+  EXPECT_EQ(p.walk(sink, from, 10), 3u);
 }
 
 }  // namespace

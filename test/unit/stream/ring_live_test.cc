@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +31,7 @@ extern "C" {
 #include "ring/rb_event.h"
 #include "ring/ring.h"
 #include "ring/subbuf.h"
+#include "ring/trace_mmap_abi.h"
 #include "synthetic.h"
 #include "walk_compare.h"
 #include "tracefs/raw_event_cache.h"
@@ -338,10 +341,11 @@ TEST_F(LiveRingTest, ProjectionAgreesWithLibtraceevent) {
 
 // The walk of every sub-buffer the kernel wrote, held against kbuffer's:
 // scheduler, interrupt and timer events on every CPU besides markers, and
-// pauses longer than a time delta holds (2^27 ns), then a storm: the
-// kernel's sub-buffers then hold time extends, and paddings and absolute
-// time stamps (an interrupt's event in the middle of another write), which
-// cannot be forced: their counts are printed.
+// pauses longer than a time delta holds (2^27 ns), read with read(2); then a
+// storm, read through the kernel's mapping: the kernel's sub-buffers then
+// hold time extends, and paddings and absolute time stamps (an interrupt's
+// event in the middle of another write), which cannot be forced: their
+// counts are printed.
 TEST_F(LiveRingTest, WalkAgreesWithKbufferOnTheKernelsSubbufs) {
   const unsigned ls = header_page_long_size(slurp(path_ + "/events/header_page"));
   ASSERT_NE(ls, 0u);
@@ -349,6 +353,21 @@ TEST_F(LiveRingTest, WalkAgreesWithKbufferOnTheKernelsSubbufs) {
   const std::size_t subbuf = kb > 0 ? static_cast<std::size_t>(kb) * 1024 : static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const long cpus = sysconf(_SC_NPROCESSORS_CONF);
   std::size_t subbufs = 0, events = 0, kinds[4] = {0, 0, 0, 0};  // time extends, time stamps, paddings, data
+  auto count_kinds = [&](const std::vector<std::uint8_t>& page) {
+    SubbufParser p(ls);
+    ASSERT_TRUE(p.load(page.data(), page.size()));
+    const std::uint8_t* data = page.data() + p.header_size();
+    std::uint64_t ts = 0;
+    eventfs_rb_event ev;
+    for (std::uint32_t at = 0;; at = ev.next) {
+      eventfs_rb_kind k = eventfs_rb_step(data, p.data_size(), at, &ts, &ev);
+      if (k == EVENTFS_RB_END || k == EVENTFS_RB_BAD) break;
+      std::uint32_t word, type_len, delta;
+      std::memcpy(&word, data + at, 4);
+      eventfs_rb_split(word, &type_len, &delta);
+      ++kinds[type_len == EVENTFS_RB_TIME_EXTEND ? 0 : type_len == EVENTFS_RB_TIME_STAMP ? 1 : type_len == EVENTFS_RB_PADDING ? 2 : 3];
+    }
+  };
   // Reads every CPU's sub-buffers and walks each both ways.
   auto compare_all = [&] {
     for (long cpu = 0; cpu < cpus; ++cpu) {
@@ -364,20 +383,41 @@ TEST_F(LiveRingTest, WalkAgreesWithKbufferOnTheKernelsSubbufs) {
                               << testing::first_difference(seen, want);
         ++subbufs;
         events += seen.size();
-        SubbufParser p(ls);
-        ASSERT_TRUE(p.load(got.data(), got.size()));
-        const std::uint8_t* data = got.data() + p.header_size();
-        std::uint64_t ts = 0;
-        eventfs_rb_event ev;
-        for (std::uint32_t at = 0;; at = ev.next) {
-          eventfs_rb_kind k = eventfs_rb_step(data, p.data_size(), at, &ts, &ev);
-          if (k == EVENTFS_RB_END || k == EVENTFS_RB_BAD) break;
-          std::uint32_t word, type_len, delta;
-          std::memcpy(&word, data + at, 4);
-          eventfs_rb_split(word, &type_len, &delta);
-          ++kinds[type_len == EVENTFS_RB_TIME_EXTEND ? 0 : type_len == EVENTFS_RB_TIME_STAMP ? 1 : type_len == EVENTFS_RB_PADDING ? 2 : 3];
-        }
+        count_kinds(got);
       }
+      ::close(fd);
+    }
+  };
+  // The same through the kernel's mapping (reader sub-buffers hold the
+  // paddings that end full ones, which read(2) leaves out).
+  auto compare_mapped = [&] {
+    const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    for (long cpu = 0; cpu < cpus; ++cpu) {
+      std::string path = path_ + "/per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw";
+      int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) continue;
+      void* m = mmap(nullptr, pg, PROT_READ, MAP_SHARED, fd, 0);
+      ASSERT_NE(m, MAP_FAILED) << path;
+      const auto* meta = static_cast<const volatile ring_abi::TraceBufferMeta*>(m);
+      const std::size_t len = static_cast<std::size_t>(meta->subbuf_size) * meta->nr_subbufs;
+      void* d = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, meta->meta_page_size);
+      ASSERT_NE(d, MAP_FAILED) << path;
+      for (int turn = 0; turn < 100000; ++turn) {
+        const std::uint32_t id = meta->reader.id;
+        const auto* at = static_cast<const std::uint8_t*>(d) + static_cast<std::size_t>(id) * meta->subbuf_size;
+        std::vector<std::uint8_t> got(at, at + meta->subbuf_size);
+        auto want = testing::kbuffer_walk(got, ls);
+        auto seen = testing::parser_walk(got, ls, 1000);
+        ASSERT_EQ(seen, want) << "CPU " << cpu << ", mapped sub-buffer " << id << ": "
+                              << testing::first_difference(seen, want);
+        ++subbufs;
+        events += seen.size();
+        count_kinds(got);
+        ASSERT_EQ(ioctl(fd, ring_abi::kGetReader), 0) << std::strerror(errno);
+        if (meta->reader.id == id && meta->entries <= meta->overrun + meta->read) break;
+      }
+      munmap(d, len);
+      munmap(m, pg);
       ::close(fd);
     }
   };
@@ -414,7 +454,7 @@ TEST_F(LiveRingTest, WalkAgreesWithKbufferOnTheKernelsSubbufs) {
     });
   for (auto& t : storm) t.join();
   ASSERT_TRUE(write_file(path_ + "/events/enable", "0"));
-  compare_all();
+  compare_mapped();
   std::printf("  [walk] %zu sub-buffers, %zu events: %zu time extends, %zu absolute time stamps, %zu paddings\n",
               subbufs, events, kinds[0], kinds[1], kinds[2]);
   EXPECT_GE(events, 3000u);
