@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 		if (fresh) {
 			if (commit & (1ull << 31)) {
 				gaps++;
-				if (commit & (1ull << 30))
+				if ((commit & (1ull << 30)) && 16 + size + 8 <= m->subbuf_size)
 					lost += *(const uint64_t *)(page + 16 + size);
 			}
 			memcpy(&ts, page, 8);

@@ -128,40 +128,47 @@ report() {  # LABEL "events lost gaps reader_cpu daemon_cpu" WRITTEN
 }
 
 echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, reads of ${READ_KB:-1024} KiB$([ "${BLOCKING:-1}" != 0 ] && echo ", blocking" || echo " with O_NONBLOCK and poll"), $rounds rounds of $secs s, ring $(cat "$direct/buffer_size_kb") KiB per CPU in $((subbuf_bytes / 1024)) KiB sub-buffers, buffer_percent $(cat "$direct/buffer_percent"), stable marker record $(( (16 + text_len + 7) / 8 * 8 )) bytes (char[$text_len]), kernel $(uname -r)"
+# ratio A B: the events A delivered over those B did, in the round just run.
+ratio() { echo "scale=3; ${EV[$1]} / (${EV[$2]} + 0.0001)" | bc -l; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for mode in full moderate; do
   rate=""
   [ $mode = moderate ] && rate=$moderate
-  ratios=() bare_ratios=() mmap_ratios=() to_mmap=() lost_e_sum=0 lost_d_sum=0 loss_only_eventfs=0
+  ratios=() bare_ratios=() mmap_ratios=() to_mmap=() loss_only_eventfs=0
+  declare -A EV=() LOST=() GAPS=() LOST_SUM=([eventfs]=0 [direct]=0 [direct-bare]=0 [direct-mmap]=0)
+  kinds=(eventfs direct direct-bare direct-mmap)
+  [ "${MMAP_BASELINE:-1}" = 0 ] && kinds=(eventfs direct direct-bare)
   for round in $(seq "$rounds"); do
-    # Alternating, each with the machine to itself.
-    r=$(run eventfs "$tracing/instances/$inst/trace_marker" eventfs "$mnt" "$rate"); w=$(cat "$work/written")
-    report "eventfs ($mode)" "$r" "$w"
-    read -r ev_e lost_e gaps_e _ <<< "$r"
-    r=$(run direct "$direct/trace_marker" direct "$direct" "$rate"); w=$(cat "$work/written")
-    report "direct tracefs ($mode)" "$r" "$w"
-    read -r ev_d lost_d gaps_d _ <<< "$r"
-    ratios+=("$(echo "scale=3; $ev_e / ($ev_d + 0.0001)" | bc -l)")
-    r=$(run direct "$direct/trace_marker" direct-bare "$direct" "$rate"); w=$(cat "$work/written")
-    report "direct bare ($mode)" "$r" "$w"
-    read -r ev_b lost_b gaps_b _ <<< "$r"
-    bare_ratios+=("$(echo "scale=3; $ev_e / ($ev_b + 0.0001)" | bc -l)")
-    if [ "${MMAP_BASELINE:-1}" != 0 ]; then
-      r=$(run direct-mmap "$direct/trace_marker" direct-mmap "$direct" "$rate"); w=$(cat "$work/written")
-      report "direct mmap ($mode)" "$r" "$w"
-      read -r ev_m _ <<< "$r"
-      mmap_ratios+=("$(echo "scale=3; $ev_m / ($ev_b + 0.0001)" | bc -l)")
-      to_mmap+=("$(echo "scale=3; $ev_e / ($ev_m + 0.0001)" | bc -l)")
+    # Each with the machine to itself, in an order that turns with the round
+    # (the machine's speed drifts within a round).
+    for i in $(seq 0 $((${#kinds[@]} - 1))); do
+      k=${kinds[$(( (i + round - 1) % ${#kinds[@]} ))]}
+      case $k in
+        eventfs) r=$(run eventfs "$tracing/instances/$inst/trace_marker" eventfs "$mnt" "$rate"); label=eventfs ;;
+        direct) r=$(run direct "$direct/trace_marker" direct "$direct" "$rate"); label="direct tracefs" ;;
+        direct-bare) r=$(run direct "$direct/trace_marker" direct-bare "$direct" "$rate"); label="direct bare" ;;
+        direct-mmap) r=$(run direct-mmap "$direct/trace_marker" direct-mmap "$direct" "$rate"); label="direct mmap" ;;
+      esac
+      report "$label ($mode)" "$r" "$(cat "$work/written")"
+      read -r ev lost gaps _ <<< "$r"
+      EV[$k]=$ev LOST[$k]=$lost GAPS[$k]=$gaps
+      LOST_SUM[$k]=$((LOST_SUM[$k] + lost))
+    done
+    ratios+=("$(ratio eventfs direct)")
+    bare_ratios+=("$(ratio eventfs direct-bare)")
+    if [ -n "${EV[direct-mmap]:-}" ]; then
+      mmap_ratios+=("$(ratio direct-mmap direct-bare)")
+      to_mmap+=("$(ratio eventfs direct-mmap)")
     fi
-    lost_e_sum=$((lost_e_sum + lost_e)); lost_d_sum=$((lost_d_sum + lost_d + lost_b))
-    # (Either direct reader without a loss counts.)
-    if { [ "$gaps_d" -eq 0 ] || [ "$gaps_b" -eq 0 ]; } && [ "$gaps_e" -ne 0 ]; then loss_only_eventfs=$((loss_only_eventfs + 1)); fi
+    if { [ "${GAPS[direct]}" -eq 0 ] || [ "${GAPS[direct-bare]}" -eq 0 ]; } && [ "${GAPS[eventfs]}" -ne 0 ]; then
+      loss_only_eventfs=$((loss_only_eventfs + 1))
+    fi
   done
   printf 'stream_rate_ratio_%s=%s  (eventfs / direct reader with libtraceevent, median of %d rounds: %s; target >= 0.90)\n' \
     "$mode" "$(printf '%s\n' "${ratios[@]}" | median)" "$rounds" "${ratios[*]}"
   printf 'stream_rate_ratio_bare_%s=%s  (eventfs / direct reader counting headers, median of %d rounds: %s; target >= 0.90)\n' \
     "$mode" "$(printf '%s\n' "${bare_ratios[@]}" | median)" "$rounds" "${bare_ratios[*]}"
-  echo "loss_where_direct_has_none_$mode=$loss_only_eventfs of $rounds rounds (target 0; eventfs lost $lost_e_sum, the direct read(2) readers $lost_d_sum in all)"
+  echo "loss_where_direct_has_none_$mode=$loss_only_eventfs of $rounds rounds (rounds in which eventfs lost events and a direct read(2) reader lost none; target 0; lost in all: eventfs ${LOST_SUM[eventfs]}, direct ${LOST_SUM[direct]}, direct bare ${LOST_SUM[direct-bare]}, direct mmap ${LOST_SUM[direct-mmap]})"
   if [ ${#mmap_ratios[@]} -gt 0 ]; then
     printf 'mmap_interface_ratio_%s=%s  (direct mmap reader / direct-bare read(2) reader, no eventfs, median of %d rounds: %s)\n' \
       "$mode" "$(printf '%s\n' "${mmap_ratios[@]}" | median)" "$rounds" "${mmap_ratios[*]}"
