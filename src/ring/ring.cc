@@ -39,6 +39,20 @@ unsigned kernel_long_size(const std::string& instance_path) {
   return sizeof(long);
 }
 
+// Why the kernel's events/header_event (the instance's, else the top
+// level's) describes an event header the walk does not know; "" if it does,
+// or where neither has the file (a copy of the tree for tests).
+std::string event_header_problem(const std::string& instance_path) {
+  for (const std::string& p : {instance_path + "/events/header_event",
+                               instance_path + "/../../events/header_event"}) {
+    std::string text = slurp(p);
+    if (text.empty()) continue;
+    std::string why = header_event_mismatch(text);
+    return why.empty() ? why : fmt::format("{}: an event header eventfs cannot walk ({})", p, why);
+  }
+  return {};
+}
+
 // Sub-buffer size for read(): buffer_subbuf_size_kb (Linux >= 6.8), else a page.
 std::uint32_t read_subbuf_size(const std::string& instance_path) {
   std::string kb = slurp(instance_path + "/buffer_subbuf_size_kb");
@@ -302,6 +316,7 @@ std::unique_ptr<CpuRing> open_ring_now(const std::string& instance_path, int cpu
   absent = false;
   std::string path = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", instance_path, cpu);
   unsigned long_size = kernel_long_size(instance_path);
+  if (error = event_header_problem(instance_path); !error.empty()) return nullptr;
   auto open_fd = [&]() {
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <sstream>
 #include <utility>
 
@@ -24,6 +25,29 @@ unsigned header_page_long_size(const std::string& text) {
     return (v == 4 || v == 8) ? v : 0;
   }
   return 0;
+}
+
+std::string header_event_mismatch(const std::string& text) {
+  // Each line as words ("type_len : 5 bits"), whatever the kernel's spacing.
+  static const char* const kRequired[] = {"type_len : 5 bits", "time_delta : 27 bits", "array : 32 bits",
+                                          "padding : type == 29", "time_extend : type == 30",
+                                          "data max type_len == 28"};
+  bool seen[std::size(kRequired)] = {};
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string word, norm;
+    while (words >> word) norm += (norm.empty() ? "" : " ") + word;
+    if (norm.empty() || norm[0] == '#') continue;
+    if (norm == "time_stamp : type == 31") continue;
+    auto it = std::find(std::begin(kRequired), std::end(kRequired), norm);
+    if (it == std::end(kRequired)) return line;
+    seen[it - std::begin(kRequired)] = true;
+  }
+  for (std::size_t i = 0; i < std::size(kRequired); ++i)
+    if (!seen[i]) return fmt::format("no \"{}\" line", kRequired[i]);
+  return {};
 }
 
 SubbufParser::SubbufParser(unsigned long_size) : long_size_(long_size == 4 ? 4 : 8) {}

@@ -20,6 +20,12 @@ namespace eventfs {
 // `commit` field: 4 or 8), or 0 when the text cannot be read.
 unsigned header_page_long_size(const std::string& header_page_text);
 
+// "" when an events/header_event text describes the event header that
+// ring/rb_event.h walks (type_len 5 bits, time_delta 27, padding 29, time
+// extend 30, time stamp 31 where the kernel has it, data up to type_len
+// 28), else the first of its lines that does not, or what it lacks.
+std::string header_event_mismatch(const std::string& header_event_text);
+
 class SubbufParser {
  public:
   static constexpr std::uint64_t kMissedEvents = 1ull << 31;

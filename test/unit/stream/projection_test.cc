@@ -71,6 +71,40 @@ TEST(Subbuf, HeaderPageGivesTheKernelsLongSize) {
   EXPECT_EQ(header_page_long_size("garbage"), 0u);
 }
 
+// Every fixture kernel's header_event, and the running kernel's, describes
+// the event header the walk knows; changed ones are refused, by the line.
+TEST(Subbuf, HeaderEventDescribesTheHeaderTheWalkKnows) {
+  auto text_of = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  for (const auto& kernel : fixture_kernels()) {
+    std::string text = text_of(testing::fixture_dir(kernel) + "/events/header_event");
+    ASSERT_FALSE(text.empty()) << kernel;
+    EXPECT_EQ(header_event_mismatch(text), "") << kernel;
+  }
+  std::string live = text_of("/sys/kernel/tracing/events/header_event");
+  if (!live.empty()) {
+    EXPECT_EQ(header_event_mismatch(live), "");
+  }
+  const std::string today = text_of(testing::fixture_dir("linux-6.18") + "/events/header_event");
+  auto changed = [&](const std::string& from, const std::string& to) {
+    std::string t = today;
+    auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return header_event_mismatch(t.replace(at, from.size(), to));
+  };
+  EXPECT_EQ(changed("27 bits", "26 bits"), "\ttime_delta  :   26 bits");
+  EXPECT_EQ(changed("type == 29", "type == 28"), "\tpadding     : type == 28");
+  EXPECT_EQ(changed("data max type_len  == 28", "data max type_len  == 27"), "\tdata max type_len  == 27");
+  EXPECT_EQ(changed("\ttime_extend : type == 30\n", ""), "no \"time_extend : type == 30\" line");
+  EXPECT_EQ(changed("\tarray       :   32 bits\n", "\tarray       :   32 bits\n\tflags       :    1 bits\n"),
+            "\tflags       :    1 bits");
+  EXPECT_NE(header_event_mismatch(""), "");
+}
+
 // The task-state letters follow each kernel's own __print_flags table.
 TEST(Projection, SchedSwitchOnEveryFixtureKernel) {
   struct Case {

@@ -1,5 +1,5 @@
 // The read() reader over a copy of a tracefs instance (plain files): whole
-// sub-buffers read back to back, walked with kbuffer.
+// sub-buffers read back to back and walked.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "../fixture_kernels.h"
 #include "ring/ring.h"
@@ -46,6 +47,27 @@ class FakeInstance {
 };
 
 std::vector<std::uint8_t> ev(std::uint8_t tag) { return {tag, 0, 0, 0, 0, 0, 0, 0}; }
+
+// A kernel whose events/header_event describes another event header: no
+// ring is opened, and the error says which line.
+TEST(ReadRing, AnEventHeaderTheWalkDoesNotKnowIsRefused) {
+  FakeInstance inst("linux-6.18");
+  inst.write_stats(0);
+  inst.write_pages({SubbufBuilder(8, 1).event(ev('a')).build()});
+  std::ifstream in(testing::fixture_dir("linux-6.18") + "/events/header_event");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string changed = text.str();
+  changed.replace(changed.find("type == 30"), 10, "type == 31");
+  std::ofstream(inst.path() + "/events/header_event") << changed;
+  std::string err;
+  EXPECT_FALSE(open_cpu_ring(inst.path(), 0, ReaderMode::Read, err));
+  EXPECT_NE(err.find("events/header_event: an event header eventfs cannot walk (\ttime_extend : type == 31)"),
+            std::string::npos)
+      << err;
+  std::ofstream(inst.path() + "/events/header_event") << text.str();
+  EXPECT_TRUE(open_cpu_ring(inst.path(), 0, ReaderMode::Read, err)) << err;
+}
 
 TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
   for (const char* kernel : {"linux-6.18", "linux-32bit-alt"}) {
