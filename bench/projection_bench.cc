@@ -130,6 +130,16 @@ struct Pages {
   }
 };
 
+// Walks every page into `sink`, as the drainer walks a sub-buffer.
+void walk_pages(const Pages& pages, RingSink& sink) {
+  SubbufParser parser(8);
+  for (const auto& page : pages.pages) {
+    parser.load(page.data(), 4096);
+    std::uint32_t from = 0;
+    parser.walk(sink, from, 1000);
+  }
+}
+
 struct CopySink : RingSink {
   Records* out;
   std::size_t max;
@@ -388,13 +398,8 @@ void BM_WalkAndLibtraceevent(benchmark::State& state) {
   } sink;
   TepDecoder d(s);
   sink.d = &d;
-  SubbufParser parser(8);
   for (auto _ : state) {
-    for (const auto& page : s.pages.pages) {
-      parser.load(page.data(), 4096);
-      std::uint32_t from = 0;
-      parser.walk(sink, from, 1000);
-    }
+    walk_pages(s.pages, sink);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.pages.records));
 }
@@ -435,13 +440,8 @@ void BM_WalkAndProject(benchmark::State& state) {
   } sink;
   sink.table = &table;
   sink.out.resize(table.max_payload_size());
-  SubbufParser parser(8);
   for (auto _ : state) {
-    for (const auto& page : s.pages.pages) {
-      parser.load(page.data(), 4096);
-      std::uint32_t from = 0;
-      parser.walk(sink, from, 1000);
-    }
+    walk_pages(s.pages, sink);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.pages.records));
 }
@@ -457,13 +457,8 @@ void BM_Walk(benchmark::State& state) {
     void record(std::uint64_t ts, const std::uint8_t*, std::uint32_t len) override { sum += ts + len; }
     void lost(std::uint64_t, std::uint64_t, bool) override {}
   } sink;
-  SubbufParser parser(8);
   for (auto _ : state) {
-    for (const auto& page : s.pages.pages) {
-      parser.load(page.data(), 4096);
-      std::uint32_t from = 0;
-      parser.walk(sink, from, 1000);
-    }
+    walk_pages(s.pages, sink);
     benchmark::DoNotOptimize(sink.sum);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.pages.records));

@@ -368,6 +368,16 @@ TEST_F(LiveRingTest, WalkAgreesWithKbufferOnTheKernelsSubbufs) {
       ++kinds[type_len == EVENTFS_RB_TIME_EXTEND ? 0 : type_len == EVENTFS_RB_TIME_STAMP ? 1 : type_len == EVENTFS_RB_PADDING ? 2 : 3];
     }
   };
+  // One sub-buffer of CPU `cpu`, walked both ways.
+  auto check = [&](const std::vector<std::uint8_t>& got, long cpu) {
+    auto want = testing::kbuffer_walk(got, ls);
+    auto seen = testing::parser_walk(got, ls, 1000);
+    ASSERT_EQ(seen, want) << "CPU " << cpu << ", sub-buffer " << subbufs << ": "
+                          << testing::first_difference(seen, want);
+    ++subbufs;
+    events += seen.size();
+    count_kinds(got);
+  };
   // Reads every CPU's sub-buffers and walks each both ways.
   auto compare_all = [&] {
     for (long cpu = 0; cpu < cpus; ++cpu) {
@@ -376,14 +386,8 @@ TEST_F(LiveRingTest, WalkAgreesWithKbufferOnTheKernelsSubbufs) {
       if (fd < 0) continue;  // a CPU with no ring
       std::vector<std::uint8_t> page(subbuf);
       for (ssize_t n; (n = ::read(fd, page.data(), page.size())) > 0;) {
-        std::vector<std::uint8_t> got(page.begin(), page.begin() + n);
-        auto want = testing::kbuffer_walk(got, ls);
-        auto seen = testing::parser_walk(got, ls, 1000);
-        ASSERT_EQ(seen, want) << "CPU " << cpu << ", sub-buffer " << subbufs << ": "
-                              << testing::first_difference(seen, want);
-        ++subbufs;
-        events += seen.size();
-        count_kinds(got);
+        check(std::vector<std::uint8_t>(page.begin(), page.begin() + n), cpu);
+        if (HasFatalFailure()) break;
       }
       ::close(fd);
     }
@@ -405,14 +409,8 @@ TEST_F(LiveRingTest, WalkAgreesWithKbufferOnTheKernelsSubbufs) {
       for (int turn = 0; turn < 100000; ++turn) {
         const std::uint32_t id = meta->reader.id;
         const auto* at = static_cast<const std::uint8_t*>(d) + static_cast<std::size_t>(id) * meta->subbuf_size;
-        std::vector<std::uint8_t> got(at, at + meta->subbuf_size);
-        auto want = testing::kbuffer_walk(got, ls);
-        auto seen = testing::parser_walk(got, ls, 1000);
-        ASSERT_EQ(seen, want) << "CPU " << cpu << ", mapped sub-buffer " << id << ": "
-                              << testing::first_difference(seen, want);
-        ++subbufs;
-        events += seen.size();
-        count_kinds(got);
+        check(std::vector<std::uint8_t>(at, at + meta->subbuf_size), cpu);
+        if (HasFatalFailure()) break;
         ASSERT_EQ(ioctl(fd, ring_abi::kGetReader), 0) << std::strerror(errno);
         if (meta->reader.id == id && meta->entries <= meta->overrun + meta->read) break;
       }
