@@ -84,21 +84,17 @@ int main(int argc, char **argv)
 		if (fresh) {
 			if (commit & (1ull << 31)) {
 				gaps++;
-				if ((commit & (1ull << 30)) && 16 + size + 8 <= m->subbuf_size)
-					lost += *(const uint64_t *)(page + 16 + size);
+				uint64_t count;
+				if ((commit & (1ull << 30)) && 16 + size + 8 <= m->subbuf_size) {
+					memcpy(&count, page + 16 + size, 8);
+					lost += count;
+				}
 			}
 			memcpy(&ts, page, 8);
 			at = 0;
 			fresh = 0;
 		}
-		unsigned long long n = 0;
-		struct eventfs_rb_event ev;
-		for (;; at = ev.next) {
-			enum eventfs_rb_kind k = eventfs_rb_step(page + 16, size, at, &ts, &ev);
-			if (k == EVENTFS_RB_END || k == EVENTFS_RB_BAD)
-				break;
-			n += k == EVENTFS_RB_DATA && at >= from;
-		}
+		unsigned long long n = eventfs_rb_count(page + 16, size, from, &at, &ts);
 		bytes += size > from ? size - from : 0;
 		from = size;
 		events += n;

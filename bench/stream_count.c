@@ -44,16 +44,9 @@ static unsigned long long bare_count(const unsigned char *page, size_t n, long l
 		if ((commit & (1ull << 30)) && 16 + size + 8 <= n)
 			memcpy(missed, page + 16 + size, 8);
 	}
-	unsigned long long events = 0;
+	uint32_t at = 0;
 	uint64_t ts = 0;
-	struct eventfs_rb_event ev;
-	for (uint32_t at = 0;; at = ev.next) {
-		enum eventfs_rb_kind k = eventfs_rb_step(page + 16, size, at, &ts, &ev);
-		if (k == EVENTFS_RB_END || k == EVENTFS_RB_BAD)
-			break;
-		events += k == EVENTFS_RB_DATA;
-	}
-	return events;
+	return eventfs_rb_count(page + 16, size, 0, &at, &ts);
 }
 
 static volatile sig_atomic_t stop, idle;

@@ -125,6 +125,22 @@ static inline enum eventfs_rb_kind eventfs_rb_step(const uint8_t *events, uint32
 	}
 }
 
+/* Counts the events from offset *at on whose header lies at or after
+ * `from`; leaves *at and *ts where the walk stopped (the end of the data, or
+ * a header it cannot follow). For readers that only count. */
+static inline unsigned long long eventfs_rb_count(const uint8_t *events, uint32_t size, uint32_t from,
+						  uint32_t *at, uint64_t *ts)
+{
+	unsigned long long n = 0;
+	struct eventfs_rb_event ev;
+	for (;; *at = ev.next) {
+		enum eventfs_rb_kind k = eventfs_rb_step(events, size, *at, ts, &ev);
+		if (k == EVENTFS_RB_END || k == EVENTFS_RB_BAD)
+			return n;
+		n += k == EVENTFS_RB_DATA && *at >= from;
+	}
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,7 +42,10 @@ std::string header_event_mismatch(const std::string& text) {
     if (norm.empty() || norm[0] == '#') continue;
     if (norm == "time_stamp : type == 31") continue;
     auto it = std::find(std::begin(kRequired), std::end(kRequired), norm);
-    if (it == std::end(kRequired)) return line;
+    if (it == std::end(kRequired)) {  // the line as the kernel wrote it, without its indent
+      const auto first = line.find_first_not_of(" \t");
+      return line.substr(first, line.find_last_not_of(" \t\r") + 1 - first);
+    }
     seen[it - std::begin(kRequired)] = true;
   }
   for (std::size_t i = 0; i < std::size(kRequired); ++i)
@@ -127,12 +130,6 @@ std::size_t SubbufParser::walk(RingSink& sink, std::uint32_t& from, std::size_t 
   if (spoiled_) {
     from = size_;
     return 0;
-  }
-  // Asked for events behind our place: walk from the first one again (the
-  // time stamps are deltas from it).
-  if (at_ > from) {
-    at_ = 0;
-    at_ts_ = ts_;
   }
   const std::uint8_t* events = page_ + header_size();
   std::size_t n = 0;

@@ -65,7 +65,8 @@ class SubbufParser {
   const std::uint8_t* page() const { return page_; }
 
   // Delivers the events that start at or after data offset `from`, at most
-  // `max`; moves `from` past each one delivered. Returns how many. Stops
+  // `max`; moves `from` past each one delivered. Between loads, `from` only
+  // moves forward (the walk goes on from where it stopped). Returns how many. Stops
   // early (setting `from` to data_size()) at a header or an event running
   // past the data: the kernel's sub-buffers have none, so the rest of such
   // a one is skipped, also what a re-load shows of it. Never reads past the

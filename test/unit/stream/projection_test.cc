@@ -96,12 +96,12 @@ TEST(Subbuf, HeaderEventDescribesTheHeaderTheWalkKnows) {
     EXPECT_NE(at, std::string::npos) << from;
     return header_event_mismatch(t.replace(at, from.size(), to));
   };
-  EXPECT_EQ(changed("27 bits", "26 bits"), "\ttime_delta  :   26 bits");
-  EXPECT_EQ(changed("type == 29", "type == 28"), "\tpadding     : type == 28");
-  EXPECT_EQ(changed("data max type_len  == 28", "data max type_len  == 27"), "\tdata max type_len  == 27");
+  EXPECT_EQ(changed("27 bits", "26 bits"), "time_delta  :   26 bits");
+  EXPECT_EQ(changed("type == 29", "type == 28"), "padding     : type == 28");
+  EXPECT_EQ(changed("data max type_len  == 28", "data max type_len  == 27"), "data max type_len  == 27");
   EXPECT_EQ(changed("\ttime_extend : type == 30\n", ""), "no \"time_extend : type == 30\" line");
   EXPECT_EQ(changed("\tarray       :   32 bits\n", "\tarray       :   32 bits\n\tflags       :    1 bits\n"),
-            "\tflags       :    1 bits");
+            "flags       :    1 bits");
   EXPECT_NE(header_event_mismatch(""), "");
 }
 

@@ -62,7 +62,7 @@ TEST(ReadRing, AnEventHeaderTheWalkDoesNotKnowIsRefused) {
   std::ofstream(inst.path() + "/events/header_event") << changed;
   std::string err;
   EXPECT_FALSE(open_cpu_ring(inst.path(), 0, ReaderMode::Read, err));
-  EXPECT_NE(err.find("events/header_event: an event header eventfs cannot walk (\ttime_extend : type == 31)"),
+  EXPECT_NE(err.find("events/header_event: an event header eventfs cannot walk (time_extend : type == 31)"),
             std::string::npos)
       << err;
   std::ofstream(inst.path() + "/events/header_event") << text.str();
