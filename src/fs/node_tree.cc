@@ -51,12 +51,19 @@ class ConstantOpen final : public OpenFile {
   ConstantFile& f_;
 };
 
+// One open of a control file. Several threads may read one open file at
+// once (pread(2) on a shared descriptor): the text a reader at offset 0
+// generates replaces the kept one under the lock, and each read copies from
+// the kept text under the same lock.
 class ControlOpen final : public OpenFile {
  public:
   ControlOpen(const ControlFile::Reader& r, const ControlFile::Writer& w) : reader_(r), writer_(w) {}
   int read(std::uint64_t offset, std::size_t count, std::string& out) override {
+    std::lock_guard lock(mu_);
     if (offset == 0 || !have_) {
-      if (int e = reader_(text_)) return e;
+      std::string fresh;
+      if (int e = reader_(fresh)) return e;
+      text_ = std::move(fresh);
       have_ = true;
     }
     out = offset < text_.size() ? text_.substr(offset, count) : std::string();
@@ -72,8 +79,9 @@ class ControlOpen final : public OpenFile {
  private:
   const ControlFile::Reader& reader_;
   const ControlFile::Writer& writer_;
-  std::string text_;
-  bool have_ = false;
+  std::mutex mu_;
+  std::string text_;  // guarded by mu_
+  bool have_ = false;  // guarded by mu_
 };
 
 }  // namespace

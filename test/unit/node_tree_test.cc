@@ -3,6 +3,10 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
 #include "fs/mount_tree.h"
 #include "fs/node_tree.h"
 #include "fixture_kernels.h"
@@ -89,6 +93,59 @@ TEST(NodeTree, ControlFilesRegenerateAtOffsetZeroAndPassEachWrite) {
   EXPECT_EQ(truncated, 0);
   ASSERT_EQ(t.open(a.ino, O_WRONLY | O_TRUNC, f), 0);
   EXPECT_EQ(truncated, 1);
+}
+
+// pread(2) on one descriptor from many threads: one open file read at
+// offsets 0 (which regenerates its text) and 5 at once. Each generation's
+// text is new (its number, then one letter that depends on it, in a length
+// that alternates so that the text is reallocated) and is moved in, as the
+// controller's readers do, freeing the last one. A read must give a piece of
+// one generation's text: never freed memory or two texts torn together.
+TEST(NodeTree, ControlFileReadFromManyThreadsAtOnceGivesWholeTexts) {
+  std::atomic<unsigned> generation{0};
+  auto text_of = [](unsigned g) {
+    return "G" + std::to_string(g) + ":" + std::string(40 + (g % 2) * 60, static_cast<char>('a' + g % 26)) + "\n";
+  };
+  NodeTree t;
+  t.add_file(t.root(), "filter", NodeTree::kReadWriteMode,
+             std::make_shared<ControlFile>(
+                 [&](std::string& out) {
+                   out = text_of(generation++);
+                   return 0;
+                 },
+                 [](std::string_view) { return 0; }));
+  NodeAttr a;
+  ASSERT_EQ(t.lookup(NodeTree::kRootIno, "filter", a), 0);
+  std::unique_ptr<OpenFile> f;
+  ASSERT_EQ(t.open(a.ino, O_RDONLY, f), 0);
+  // From offset 0: the whole text of the generation it names. From 5: the
+  // tail of some generation's text, the same letter to its newline.
+  auto whole_piece = [&](std::uint64_t off, const std::string& out) {
+    if (off == 0) {
+      unsigned g = 0;
+      return std::sscanf(out.c_str(), "G%u:", &g) == 1 && out == text_of(g).substr(0, 256);
+    }
+    auto colon = out.find(':');
+    std::string tail = colon == std::string::npos ? out : out.substr(colon + 1);
+    return tail.size() >= 30 && tail.back() == '\n' &&
+           tail.find_first_not_of(tail[0]) == tail.size() - 1;
+  };
+  std::atomic<int> bad{0}, ready{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      std::string out;
+      for (++ready; ready < 8;) std::this_thread::yield();
+      for (int k = 0; k < 50000; ++k) {
+        std::uint64_t off = (i + k) % 2 ? 5 : 0;
+        if (f->read(off, 256, out) != 0 || !whole_piece(off, out)) {
+          if (++bad == 1) ADD_FAILURE() << "read at " << off << ": '" << out << "'";
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(generation.load(), 1000u);
 }
 
 TEST(NodeTree, LazyDirectoriesAreFilledOnceOnFirstUse) {
