@@ -5,8 +5,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -19,6 +21,11 @@ namespace eventfs {
 namespace {
 
 constexpr unsigned kMaxCount = 65536;
+// Names become directory entries and format lines: no longer than a file
+// name may be (statfs's f_namemax).
+constexpr std::size_t kMaxWord = 255;
+// A catalog is text a person writes; anything bigger is not one.
+constexpr std::size_t kMaxCatalogBytes = 4 << 20;
 // EVENTFS_RECORD_MAX_SIZE less the record header, rounded down to 8.
 constexpr std::size_t kMaxPayload = EVENTFS_RECORD_MAX_SIZE - sizeof(eventfs_record_header);
 
@@ -91,9 +98,11 @@ std::vector<Token> lex(std::string_view text) {
     } else if (is_word_char(c)) {
       std::size_t j = i;
       while (j < text.size() && is_word_char(text[j])) ++j;
+      if (j - i > kMaxWord)
+        fail(line, fmt::format("syntax error: a word of {} characters (names are at most {})", j - i, kMaxWord));
       out.push_back({Token::Word, std::string(text.substr(i, j - i)), line});
       i = j;
-    } else if (std::strchr("(),=|:", c)) {
+    } else if (c != '\0' && std::strchr("(),=|:", c)) {
       out.push_back({Token::Punct, std::string(1, c), line});
       ++i;
     } else {
@@ -334,6 +343,47 @@ bool parse_catalog(std::string_view text, const std::string& file, Catalog& into
   }
 }
 
+namespace {
+
+// A catalog file's text: a regular file (not a device, FIFO or directory that
+// happens to have the name) of at most kMaxCatalogBytes.
+bool read_catalog_file(const std::string& f, std::string& text, CatalogError& err) {
+  int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    err = {f, 0, fmt::format("cannot read catalog: {}", std::strerror(errno))};
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    err = {f, 0, "cannot read catalog: not a regular file"};
+    return false;
+  }
+  text.clear();
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      err = {f, 0, fmt::format("cannot read catalog: {}", std::strerror(e))};
+      return false;
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > kMaxCatalogBytes) {
+      ::close(fd);
+      err = {f, 0, fmt::format("cannot read catalog: larger than {} bytes", kMaxCatalogBytes)};
+      return false;
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return true;
+}
+
+}  // namespace
+
 bool load_catalog(const std::string& path, Catalog& into, CatalogError& err) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -351,14 +401,9 @@ bool load_catalog(const std::string& path, Catalog& into, CatalogError& err) {
   }
   Catalog merged = into;
   for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) {
-      err = {f, 0, fmt::format("cannot read catalog: {}", std::strerror(errno))};
-      return false;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (!parse_catalog(ss.str(), f, merged, err)) return false;
+    std::string text;
+    if (!read_catalog_file(f, text, err)) return false;
+    if (!parse_catalog(text, f, merged, err)) return false;
   }
   if (merged.events.empty()) {
     err = {path, 0, "the catalog declares no events"};

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include "catalog/parser.h"
 
 namespace eventfs {
@@ -194,6 +196,27 @@ TEST(CatalogParser, DuplicateAcrossFilesNamesBothFiles) {
   EXPECT_EQ(c.events.size(), 1u);
 }
 
+TEST(CatalogParser, ANulByteIsNamedInTheMessage) {
+  using namespace std::string_view_literals;
+  CatalogError err = parse_bad("STABLE_EVENT(a, s:e,\n __field(int, x) = x\0)"sv);
+  EXPECT_EQ(err.str(), "bad.catalog:2: syntax error: unexpected character byte 0x00");
+}
+
+TEST(CatalogParser, NamesAreAtMostAFileNameLong) {
+  const std::string longest(255, 'n'), too_long(256, 'n');
+  Catalog c = parse_ok("STABLE_EVENT(" + longest + ", s:e, __field(int, " + longest + ") = " + longest + ")");
+  ASSERT_EQ(c.events.size(), 1u);
+  EXPECT_EQ(c.events[0].name, longest);
+  for (const std::string& text :
+       {"STABLE_EVENT(" + too_long + ", s:e,\n __field(int, x) = x)",
+        "STABLE_EVENT(a, s:e,\n __field(int, " + too_long + ") = x)",
+        "STABLE_EVENT(a, s:e,\n __field(int, x) = " + std::string(4200, 'n') + ")"}) {
+    CatalogError err = parse_bad(text);
+    EXPECT_EQ(err.line, text.find(too_long) < text.find('\n') ? 1 : 2) << err.str();
+    EXPECT_NE(err.message.find("names are at most 255"), std::string::npos) << err.str();
+  }
+}
+
 class CatalogFiles : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -240,6 +263,31 @@ TEST_F(CatalogFiles, EmptyDirectoryMissingFileAndEmptyFileAreRefused) {
   write("empty.catalog", "# nothing here\n");
   EXPECT_FALSE(load_catalog(dir_ + "/empty.catalog", c, err));
   EXPECT_NE(err.str().find("declares no events"), std::string::npos) << err.str();
+}
+
+TEST_F(CatalogFiles, OnlyRegularFilesOfBoundedSizeAreRead) {
+  Catalog c;
+  CatalogError err;
+  // A directory that has a catalog's name, in a catalog directory.
+  write("a.catalog", "STABLE_EVENT(a, s:e, __field(int, x) = x)");
+  std::filesystem::create_directory(dir_ + "/x.catalog");
+  EXPECT_FALSE(load_catalog(dir_, c, err));
+  EXPECT_EQ(err.str(), dir_ + "/x.catalog: cannot read catalog: not a regular file");
+  // A device that never ends, and a FIFO that no one writes.
+  EXPECT_FALSE(load_catalog("/dev/zero", c, err));
+  EXPECT_EQ(err.str(), "/dev/zero: cannot read catalog: not a regular file");
+  ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(load_catalog(dir_ + "/fifo", c, err));
+  EXPECT_EQ(err.str(), dir_ + "/fifo: cannot read catalog: not a regular file");
+  // A file larger than any catalog: refused, not read into memory whole.
+  {
+    std::ofstream big(dir_ + "/big.catalog");
+    std::string line = "# " + std::string(1021, '-') + "\n";
+    for (int i = 0; i < 4097; ++i) big << line;
+  }
+  EXPECT_FALSE(load_catalog(dir_ + "/big.catalog", c, err));
+  EXPECT_EQ(err.str(), dir_ + "/big.catalog: cannot read catalog: larger than 4194304 bytes");
+  EXPECT_TRUE(c.events.empty());
 }
 
 }  // namespace
