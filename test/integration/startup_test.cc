@@ -38,6 +38,8 @@ void ExpectRefused(const Refusal& f, const std::vector<std::string>& needles, bo
 
 bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
+constexpr const char* kGoodCatalog = "STABLE_EVENT(task_switch, sched:sched_switch, __field(pid_t, pid) = next_pid)\n";
+
 class StartupFailure : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -174,6 +176,29 @@ TEST_F(StartupFailure, DuplicateEventAcrossFilesOfACatalogDirectory) {
                               "# second file\nSTABLE_EVENT(same, sched:sched_switch, id=2,\n\t__field(pid_t, pid) = next_pid\n)\n"));
   auto f = RunRefused({"-o", "catalog=" + cdir, mnt_, "-f"}, mnt_);
   ExpectRefused(f, {cdir + "/b.catalog:2: duplicate event", "same", cdir + "/a.catalog:1"});
+}
+
+TEST_F(StartupFailure, CatalogThatIsNotARegularFile) {
+  // A device that never ends, and a directory with a catalog's name.
+  auto f = RunRefused({"-o", "catalog=/dev/zero", mnt_, "-f"}, mnt_);
+  ExpectRefused(f, {"/dev/zero: cannot read catalog: not a regular file"});
+  std::string cdir = dir_ / "catalogs";
+  ASSERT_EQ(::mkdir(cdir.c_str(), 0755), 0);
+  ASSERT_TRUE(write_text_file(cdir + "/a.catalog", kGoodCatalog));
+  ASSERT_EQ(::mkdir((cdir + "/x.catalog").c_str(), 0755), 0);
+  f = RunRefused({"-o", "catalog=" + cdir, mnt_, "-f"}, mnt_);
+  ExpectRefused(f, {cdir + "/x.catalog: cannot read catalog: not a regular file"});
+}
+
+TEST_F(StartupFailure, CatalogWithANulByteOrANameLongerThanAFileName) {
+  std::string nul = Catalog("nul.catalog", std::string("STABLE_EVENT(a, sched:sched_switch,\n __field(pid_t, p) = next_pid") +
+                                                   '\0' + ")\n");
+  auto f = RunRefused({"-o", "catalog=" + nul, mnt_, "-f"}, mnt_);
+  ExpectRefused(f, {nul + ":2: syntax error: unexpected character byte 0x00"});
+  std::string long_name = Catalog("long.catalog", "\nSTABLE_EVENT(" + std::string(4200, 'e') +
+                                                      ", sched:sched_switch,\n __field(pid_t, p) = next_pid)\n");
+  f = RunRefused({"-o", "catalog=" + long_name, mnt_, "-f"}, mnt_);
+  ExpectRefused(f, {long_name + ":2: syntax error: a word of 4200 characters (names are at most 255)"});
 }
 
 TEST_F(StartupFailure, MissingCatalogFile) {
