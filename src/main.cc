@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/resource.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
@@ -28,6 +30,7 @@
 #include "fs/mount_tree.h"
 #include "fs/mount_watch.h"
 #include "fs/node_tree.h"
+#include "fs/session_loop.h"
 #include "projection/binding.h"
 #include "control/controller.h"
 #include "ring/ring.h"
@@ -51,6 +54,7 @@ struct Options {
   char* rt = nullptr;
   char* queue_kb = nullptr;
   char* gid = nullptr;
+  std::string max_read;  // also passed on to libfuse
   std::vector<std::string> positional;
   bool foreground = false;
   bool single_thread = false;
@@ -58,7 +62,7 @@ struct Options {
   bool version = false;
 };
 
-enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE };
+enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_MAX_READ };
 
 #define EVENTFS_OPT(t, p) {t, offsetof(Options, p), 1}
 const fuse_opt kOptionSpec[] = {
@@ -78,6 +82,7 @@ const fuse_opt kOptionSpec[] = {
     FUSE_OPT_KEY("-d", KEY_DEBUG),
     FUSE_OPT_KEY("debug", KEY_DEBUG),
     FUSE_OPT_KEY("-s", KEY_SINGLE),
+    FUSE_OPT_KEY("max_read=", KEY_MAX_READ),
     FUSE_OPT_END,
 };
 
@@ -90,6 +95,7 @@ int option_proc(void* data, const char* arg, int key, fuse_args*) {
     case KEY_FOREGROUND: o->foreground = true; return 0;
     case KEY_DEBUG: o->foreground = true; return 1;  // libfuse prints requests too
     case KEY_SINGLE: o->single_thread = true; return 0;
+    case KEY_MAX_READ: o->max_read = arg + std::strlen("max_read="); return 1;  // libfuse's too
     default: return 1;  // libfuse's own options pass through
   }
 }
@@ -219,30 +225,21 @@ std::string tracefs_root_or_die(const Options& o) {
   return root;
 }
 
-// fuse_session_unmount(), which also closes the FUSE device. After a lazy
-// unmount (umount -l, fusermount3 -u -z) the mount is gone already, but
-// the kernel ends the connection only when the last open file is closed:
-// libfuse then finds it still up, unmounts again, and prints "fuse: failed
-// to unmount MOUNTPOINT: Invalid argument" (every time with a file open;
-// now and then without one, a race: once in a CI run). Where mountinfo no
-// longer has the mount, its standard error is sent to /dev/null meanwhile.
-void unmount_quietly_if_gone(fuse_session* se, const std::string& mountpoint) {
-  std::string table;
-  const bool gone = read_whole_file("/proc/self/mountinfo", table) == 0 && !MountWatch::mounted(table, mountpoint);
-  int saved = -1;
-  if (gone) {
-    std::fflush(stderr);
-    saved = dup(STDERR_FILENO);
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (saved >= 0 && null >= 0) dup2(null, STDERR_FILENO);
-    if (null >= 0) close(null);
+// The shutdown's last step for the mount: take it away if it is still there
+// and the path reaches it. A mount another one sits on is left (the path
+// would unmount that one); it answers ENOTCONN once the daemon has gone.
+void unmount_own(const OwnMount& own) {
+  const std::string table = read_mountinfo();
+  if (!own.present(table)) return;
+  if (own.covered(table)) {
+    std::fprintf(stderr,
+                 "eventfs: %s: another mount sits on this one; it stays, without its daemon, until that one "
+                 "is unmounted and then it is (umount %s)\n",
+                 own.path.c_str(), own.path.c_str());
+    return;
   }
-  fuse_session_unmount(se);
-  if (saved >= 0) {
-    std::fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-  }
+  if (umount2(own.path.c_str(), MNT_DETACH) != 0)
+    std::fprintf(stderr, "eventfs: cannot unmount %s: %s\n", own.path.c_str(), std::strerror(errno));
 }
 
 }  // namespace
@@ -293,6 +290,11 @@ int main(int argc, char* argv[]) {
   const int drainer_nice = drainer_nice_or_die(opts);
   const std::optional<int> drainer_fifo = drainer_fifo_or_die(opts);
   const std::size_t queue_bytes = queue_bytes_or_die(opts);
+  SessionInit session_init;
+  if (!opts.max_read.empty())
+    session_init.max_read = static_cast<unsigned>(
+        int_option_or_die("max_read", opts.max_read.c_str(), 4096, 1 << 30, "a size in bytes from 4096 to 1073741824"));
+  session_init.served = serving_started;
 
   check_mount_point(mountpoint);
   const std::string root = tracefs_root_or_die(opts);
@@ -332,64 +334,62 @@ int main(int argc, char* argv[]) {
   auto streams = build_mount_tree(tree, *tracefs, resolution, {controller.get(), hub.get()});
 
   // fsname may hold commas (mount(8) would split on them): escape it.
-  char* own = nullptr;
-  fuse_opt_add_opt(&own, "subtype=eventfs");
-  fuse_opt_add_opt_escaped(&own, ("fsname=" + source).c_str());
-  fuse_opt_add_opt(&own, "default_permissions");
+  char* mount_opts = nullptr;
+  fuse_opt_add_opt(&mount_opts, "subtype=eventfs");
+  fuse_opt_add_opt_escaped(&mount_opts, ("fsname=" + source).c_str());
+  fuse_opt_add_opt(&mount_opts, "default_permissions");
   fuse_opt_add_arg(&args, "-o");
-  fuse_opt_add_arg(&args, own);
-  std::free(own);
+  fuse_opt_add_arg(&args, mount_opts);
+  std::free(mount_opts);
+  set_session_init(session_init);
 
+  // A shutdown signal from here on waits for the loop, which answers it
+  // cleanly; the threads started later inherit the mask.
+  block_shutdown_signals();
   fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops), &tree);
   if (!se) {  // libfuse has said why, in one line
     instance.reset();
     return 1;
   }
-  int rc = 1;
-  if (fuse_set_signal_handlers(se) != 0) {
-    fuse_session_destroy(se);
-    instance.reset();
-    die("cannot install signal handlers");
-  }
   if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
-    fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
     instance.reset();
     die("cannot mount on " + mountpoint);
   }
-  if (fuse_daemonize(opts.foreground) == 0) {
-    if (instance) instance->record_owner();  // the daemon's pid, not the parent's
-    if (hub) hub->start();  // threads only after the fork
+  // The mount just made is the top one at its path; from now on it is known
+  // by its id (another may be mounted on top of it).
+  OwnMount own;
+  if (!OwnMount::find(read_mountinfo(), mountpoint, own)) own.path = mountpoint;
+  daemonize_until_served(opts.foreground);
+  if (instance) instance->record_owner();  // the daemon's pid, not the parent's
+  if (hub) hub->start();  // threads only after the fork
+  // Shutdown: readers waiting and reading get end of file, the mount goes,
+  // and the loop answers what is still asked until the last file is closed.
+  auto shut_down = [&] {
+    for (auto& f : streams) f->end();
+    unmount_own(own);
+  };
+  int rc = 0;
+  bool requested = false;
+  {
+    SessionLoop loop(se, shut_down, std::chrono::seconds(2));
     // A lazy unmount leaves waiting readers in the kernel and sends the
     // daemon nothing: notice it and shut down as for SIGTERM.
-    MountWatch watch(mountpoint, [] { kill(getpid(), SIGTERM); });
-    if (opts.single_thread) {
-      rc = fuse_session_loop(se);
-    } else {
-      fuse_loop_config* cfg = fuse_loop_cfg_create();
-      fuse_loop_cfg_set_clone_fd(cfg, 0);
-      fuse_loop_cfg_set_max_threads(cfg, 10);
-      rc = fuse_session_loop_mt(se, cfg);
-      fuse_loop_cfg_destroy(cfg);
-    }
+    MountWatch watch(own, [&loop] { loop.request_shutdown(); });
+    rc = loop.run(opts.single_thread, 10);
+    requested = loop.shutdown_requested();
   }
-  // Readers still waiting get end of file; the rings close before the
-  // instance goes.
-  for (auto& f : streams) f->end();
-  if (hub) hub->stop();
-  unmount_quietly_if_gone(se, mountpoint);
-  fuse_remove_signal_handlers(se);
-  // A second SIGTERM now must not cut the clean-up short (and leave the
-  // instance behind): it is already under way.
-  std::signal(SIGTERM, SIG_IGN);
-  std::signal(SIGINT, SIG_IGN);
-  std::signal(SIGHUP, SIG_IGN);
-  fuse_session_destroy(se);
+  // The loop also ends when the kernel ends the connection (fusermount3 -u),
+  // or on an error: the same clean-up, once.
+  shut_down();
+  if (hub) hub->stop();  // the rings close before the instance goes
+  fuse_session_destroy(se);  // closes the FUSE device
   release_open_files();
   fuse_opt_free_args(&args);
   for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.nice, opts.rt, opts.queue_kb, opts.gid}) std::free(o);
-  if (instance) instance->remove();  // triggers, then events, then the instance
-  // The loop returns the signal that ended it: a requested shutdown is a clean one.
-  bool clean = rc == 0 || rc == SIGTERM || rc == SIGINT || rc == SIGHUP;
-  return clean ? 0 : 1;
+  // Triggers, then events, then the instance; a shutdown that had to leave
+  // the instance behind has said why and is not a clean one.
+  const bool removed = !instance || instance->remove() == 0;
+  // A shutdown that was asked for is a clean one, whatever the loop says.
+  return (rc == 0 || requested) && removed ? 0 : 1;
 }

@@ -57,9 +57,14 @@ OpenFile* file_of(fuse_file_info* fi) { return reinterpret_cast<OpenFile*>(fi->f
 std::mutex open_mu;
 std::unordered_set<OpenFile*> open_files;
 
+SessionInit session_init;
+
 void op_init(void*, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  conn->want &= conn->capable;  // libfuse refuses INIT when more is wanted
+  if (session_init.max_read) conn->max_read = session_init.max_read;
+  if (session_init.served) session_init.served();
 }
 
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -303,6 +308,8 @@ fuse_lowlevel_ops make_ops() {
 }
 
 }  // namespace
+
+void set_session_init(const SessionInit& init) { session_init = init; }
 
 void release_open_files() {
   std::unordered_set<OpenFile*> left;

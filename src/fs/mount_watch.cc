@@ -10,14 +10,41 @@
 #include "tracefs/mountinfo.h"
 
 namespace eventfs {
-bool MountWatch::mounted(const std::string& mountinfo, const std::string& mountpoint) {
-  for (const auto& m : parse_mountinfo(mountinfo))
-    if (m.fstype == "fuse.eventfs" && m.mount_point == mountpoint) return true;
+
+bool OwnMount::find(const std::string& mountinfo, const std::string& path, OwnMount& out) {
+  auto entries = parse_mountinfo(mountinfo);
+  for (const auto& m : entries) {
+    if (m.fstype != "fuse.eventfs" || m.mount_point != path) continue;
+    OwnMount candidate{m.id, path};
+    if (!candidate.covered(mountinfo)) {
+      out = candidate;
+      return true;
+    }
+  }
   return false;
 }
 
-MountWatch::MountWatch(std::string mountpoint, std::function<void()> gone)
-    : mountpoint_(std::move(mountpoint)), gone_(std::move(gone)) {
+bool OwnMount::present(const std::string& mountinfo) const {
+  for (const auto& m : parse_mountinfo(mountinfo))
+    if (m.id == id) return true;
+  return false;
+}
+
+bool OwnMount::covered(const std::string& mountinfo) const {
+  // A mount made on a directory that is a mount's root becomes that mount's child.
+  for (const auto& m : parse_mountinfo(mountinfo))
+    if (m.parent == id && m.mount_point == path) return true;
+  return false;
+}
+
+std::string read_mountinfo() {
+  std::string text;
+  if (read_whole_file("/proc/self/mountinfo", text) != 0) text.clear();
+  return text;
+}
+
+MountWatch::MountWatch(OwnMount mount, std::function<void()> gone)
+    : mount_(std::move(mount)), gone_(std::move(gone)) {
   stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   thread_ = std::thread([this] { run(); });
 }
@@ -37,8 +64,8 @@ void MountWatch::run() {
     pollfd fds[2] = {{fd, POLLPRI, 0}, {stop_fd_, POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) continue;
     if (fds[1].revents) break;
-    std::string text;
-    if (read_whole_file("/proc/self/mountinfo", text) == 0 && !mounted(text, mountpoint_)) {
+    std::string text = read_mountinfo();
+    if (!text.empty() && !mount_.present(text)) {
       gone_();
       break;
     }

@@ -69,9 +69,17 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
   thread_local std::string out;
   {
     std::lock_guard lock(mu_);
+    if (ended_) {
+      // The mount is going away: end of file at once, records not yet read
+      // are left; only the rest of a record this open has begun comes first.
+      out.assign(o.pending, 0, count);
+      o.pending.erase(0, out.size());
+      c->done(0, out);
+      return;
+    }
     if (take_in_place(o, count, *c)) return;
     bool have = take_locked(o, count, out);
-    if (!have && !ended_) {
+    if (!have) {
       if (int e = channel_->error()) {
         c->done(e, {});
       } else if (nonblock) {
@@ -84,7 +92,7 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
       return;
     }
   }
-  c->done(0, out);  // data, or end of file once the mount is going away
+  c->done(0, out);
 }
 
 void StreamFile::data_ready() {

@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,6 +25,8 @@ namespace {
 
 constexpr long kTracefsMagic = 0x74726163;
 constexpr const char* kOwnerDir = "/run/eventfs";
+// How long removal waits for processes that hold the instance's files.
+constexpr auto kRemoveWait = std::chrono::seconds(3);
 
 std::vector<std::string> subdirs(const std::string& path) {
   std::vector<std::string> out;
@@ -199,12 +204,34 @@ int Instance::cpus() const {
 
 int Instance::record_owner() { return write_owner(name_, root_, path_); }
 
-void Instance::remove() {
-  if (!owned_) return;
+int Instance::remove() {
+  if (!owned_) return 0;
   owned_ = false;
   clear_instance(path_);
-  rmdir(path_.c_str());
+  // The kernel refuses (EBUSY) while a process holds one of the instance's
+  // files open (a trace_marker writer, a reader of its trace): wait a while
+  // for it to let go.
+  int err = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + kRemoveWait;;) {
+    if (rmdir(path_.c_str()) == 0 || errno == ENOENT) {
+      err = 0;
+      break;
+    }
+    err = errno;
+    if (err != EBUSY || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (err) {
+    // Cleared and disabled, but still there: the owner record stays, so that
+    // the next daemon with this name reclaims it instead of refusing it.
+    std::fprintf(stderr,
+                 "eventfs: cannot remove the tracefs instance %s: %s (a process holds one of its files); it "
+                 "is left cleared and disabled, and the next eventfs with -o instance=%s reclaims it\n",
+                 path_.c_str(), std::strerror(err), name_.c_str());
+    return err;
+  }
   unlink(owner_record(name_).c_str());
+  return 0;
 }
 
 int Instance::read(const std::string& rel, std::string& out) const { return read_whole_file(path_ + "/" + rel, out); }

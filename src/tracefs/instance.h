@@ -38,8 +38,11 @@ class Instance final : public InstanceFiles {
 
   // Removes every trigger (the kernel needs that before the events can go),
   // disables every event and removes the instance and its ownership record.
-  // Idempotent; also run by the destructor.
-  void remove();
+  // While a process holds one of its files the kernel keeps the instance:
+  // removal waits a few seconds for it, then says so on stderr, keeps the
+  // ownership record (the next daemon of that name reclaims the instance) and
+  // returns the errno. Idempotent; also run by the destructor.
+  int remove();
 
   // CPUs with a ring in the instance (per_cpu/cpuN).
   int cpus() const;

@@ -1,5 +1,6 @@
 #include "tracefs/mountinfo.h"
 
+#include <cstdlib>
 #include <sstream>
 
 namespace eventfs {
@@ -31,7 +32,12 @@ std::vector<MountInfoEntry> parse_mountinfo(const std::string& text) {
     if (!(f >> id >> parent >> dev >> root >> mnt)) continue;
     while (f >> tok && tok != "-") {
     }
-    if (f >> fstype) out.push_back({unescape(mnt), fstype});
+    char* end = nullptr;
+    long mount_id = std::strtol(id.c_str(), &end, 10);
+    if (*end) continue;
+    long parent_id = std::strtol(parent.c_str(), &end, 10);
+    if (*end) continue;
+    if (f >> fstype) out.push_back({mount_id, parent_id, unescape(mnt), fstype});
   }
   return out;
 }
