@@ -91,25 +91,70 @@ std::string Controller::raw_dir(const std::string& system, const std::string& ev
   return "events/" + system + "/" + event;
 }
 
+// The event locks a write holds: each raw event's own mutex, taken in name
+// order, released in reverse at the end of the write.
+class Controller::EventLocks {
+ public:
+  EventLocks(Controller& c, std::vector<std::string> dirs) {
+    std::sort(dirs.begin(), dirs.end());
+    dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+    {
+      std::lock_guard lock(c.state_mu_);
+      for (const auto& d : dirs) {
+        auto& m = c.event_locks_[d];
+        if (!m) m = std::make_unique<std::mutex>();
+        held_.push_back(m.get());  // never freed while the controller lives
+      }
+    }
+    for (std::mutex* m : held_) m->lock();
+  }
+  ~EventLocks() {
+    for (auto it = held_.rbegin(); it != held_.rend(); ++it) (*it)->unlock();
+  }
+  EventLocks(const EventLocks&) = delete;
+  EventLocks& operator=(const EventLocks&) = delete;
+
+ private:
+  std::vector<std::mutex*> held_;
+};
+
+void Controller::FifoMutex::lock() {
+  std::unique_lock lock(mu_);
+  const unsigned long ticket = next_++;
+  cv_.wait(lock, [&] { return serving_ == ticket; });
+}
+
+void Controller::FifoMutex::unlock() {
+  {
+    std::lock_guard lock(mu_);
+    ++serving_;
+  }
+  cv_.notify_all();
+}
+
 int Controller::refuse(const std::string& where, int err, const std::string& message, std::string_view command,
                        std::size_t caret) {
   log_.add(where, message, std::string(command), caret);
   return err;
 }
 
-int Controller::kernel_refused(const std::string& where, int err, std::string_view command,
-                               const TranslatedFilter* filter, std::size_t filter_pos) {
-  std::string klog, message, kcommand;
-  std::size_t caret = 0;
-  if (files_.read("error_log", klog) == 0 && ErrorLog::parse_last(klog, message, kcommand, caret)) {
-    files_.truncate("error_log");
-    // The kernel points into the raw filter; point into what the user wrote.
-    caret = filter_pos + (filter ? filter->stable_pos_of(caret) : caret);
-  } else {
-    message = std::strerror(err);
-    caret = 0;
+int Controller::kernel_write(const std::string& rel, std::string_view data, KernelRefusal* why) {
+  std::lock_guard lock(kernel_mu_);
+  int e = files_.write(rel, data);
+  if (e && why) {
+    std::string klog, kcommand;
+    why->logged = files_.read("error_log", klog) == 0 && ErrorLog::parse_last(klog, why->message, kcommand, why->caret);
+    if (why->logged) files_.truncate("error_log");
   }
-  return refuse(where, err, message, command, caret);
+  return e;
+}
+
+int Controller::kernel_refused(const std::string& where, int err, const KernelRefusal& why, std::string_view command,
+                               const TranslatedFilter* filter, std::size_t filter_pos) {
+  if (!why.logged) return refuse(where, err, std::strerror(err), command, 0);
+  // The kernel points into the raw filter; point into what the user wrote.
+  std::size_t caret = filter_pos + (filter ? filter->stable_pos_of(why.caret) : why.caret);
+  return refuse(where, err, why.message, command, caret);
 }
 
 bool Controller::check_size(const std::string& where, std::string_view data, int& err) {
@@ -119,21 +164,28 @@ bool Controller::check_size(const std::string& where, std::string_view data, int
   return false;
 }
 
-int Controller::set_enabled(const std::string& dir, const std::string& user, bool on) {
-  auto& users = enable_users_[dir];
-  bool before = !users.empty();
-  bool had = users.count(user) > 0;
-  if (on)
-    users.insert(user);
-  else
-    users.erase(user);
-  bool after = !users.empty();
+// The caller holds the event lock of `dir`.
+int Controller::set_enabled(const std::string& dir, const std::string& user, bool on, KernelRefusal& why) {
+  bool before, after, had;
+  {
+    std::lock_guard lock(state_mu_);
+    auto& users = enable_users_[dir];
+    before = !users.empty();
+    had = users.count(user) > 0;
+    if (on)
+      users.insert(user);
+    else
+      users.erase(user);
+    after = !users.empty();
+  }
   std::string k;
   // Off for everyone, but on in the kernel: a fired enable_event trigger
   // leaves its target on when it is removed (as in tracefs). Switch it off.
   bool left_on = !after && files_.read(dir + "/enable", k) == 0 && k.rfind("1", 0) == 0 && k.find('*') == std::string::npos;
   if (before == after && !left_on) return 0;
-  if (int e = files_.write(dir + "/enable", after ? "1" : "0")) {
+  if (int e = kernel_write(dir + "/enable", after ? "1" : "0", &why)) {
+    std::lock_guard lock(state_mu_);
+    auto& users = enable_users_[dir];
     if (had)
       users.insert(user);
     else
@@ -145,13 +197,19 @@ int Controller::set_enabled(const std::string& dir, const std::string& user, boo
 
 void Controller::publish_wanted() {
   if (!wanted_) return;
+  std::lock_guard publishing(publish_mu_);
   for (std::size_t i = 0; i < stable_.size(); ++i) {
     const Stable& s = stable_[i];
-    auto users = enable_users_.find(s.dir);
-    bool anyone = users != enable_users_.end() && !users->second.empty();
+    bool anyone, mine;
+    {
+      std::lock_guard lock(state_mu_);
+      auto users = enable_users_.find(s.dir);
+      anyone = users != enable_users_.end() && !users->second.empty();
+      mine = anyone && users->second.count("stable:" + s.name);
+    }
     // Its own enable, or nobody's: then the raw records still in the ring
     // are from when it was on, and a reader opened later still gets them.
-    bool on = s.always_on || !anyone || users->second.count("stable:" + s.name);
+    bool on = s.always_on || !anyone || mine;
     std::string k;
     if (!on && files_.read(s.dir + "/enable", k) == 0) on = k.find('*') != std::string::npos;  // armed
     wanted_->set(i, on);
@@ -161,7 +219,6 @@ void Controller::publish_wanted() {
 // ---- enable
 
 int Controller::read_enable(std::size_t index, std::string& out) {
-  std::lock_guard lock(mu_);
   const Stable& s = stable_.at(index);
   if (s.always_on) {
     out = "1\n";
@@ -174,9 +231,13 @@ int Controller::read_enable(std::size_t index, std::string& out) {
     out = k;
     return 0;
   }
-  auto users = enable_users_.find(s.dir);
-  bool anyone = users != enable_users_.end() && !users->second.empty();
-  bool mine = anyone && users->second.count("stable:" + s.name);
+  bool anyone, mine;
+  {
+    std::lock_guard lock(state_mu_);
+    auto users = enable_users_.find(s.dir);
+    anyone = users != enable_users_.end() && !users->second.empty();
+    mine = anyone && users->second.count("stable:" + s.name);
+  }
   // On in the kernel with nobody's enable: left on by a removed trigger.
   bool left_on = !anyone && k.rfind("1", 0) == 0;
   out = mine || left_on ? "1\n" : "0\n";
@@ -191,9 +252,9 @@ static bool parse_bool(std::string_view data, bool& on) {
 }
 
 int Controller::write_enable(std::size_t index, std::string_view data) {
-  std::lock_guard lock(mu_);
-  PublishOnExit publish{*this};
   const Stable& s = stable_.at(index);
+  EventLocks locks(*this, {s.dir});
+  PublishOnExit publish{*this};
   std::string where = s.name + "/enable";
   int err;
   if (!check_size(where, data, err)) return err;
@@ -206,26 +267,27 @@ int Controller::write_enable(std::size_t index, std::string_view data) {
                               s.binding->raw.system, s.binding->raw.name),
                   shown(data), 0);
   }
-  if (int e = set_enabled(s.dir, "stable:" + s.name, on)) return kernel_refused(where, e, shown(data), nullptr, 0);
+  KernelRefusal why;
+  if (int e = set_enabled(s.dir, "stable:" + s.name, on, why)) return kernel_refused(where, e, why, shown(data), nullptr, 0);
   return 0;
 }
 
 int Controller::write_raw_enable(const std::string& system, const std::string& event, std::string_view data) {
-  std::lock_guard lock(mu_);
+  EventLocks locks(*this, {raw_dir(system, event)});
   PublishOnExit publish{*this};
   std::string where = fmt::format("raw/{}/{}/enable", system, event);
   int err;
   if (!check_size(where, data, err)) return err;
   bool on;
   if (!parse_bool(data, on)) return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable", shown(data), 0);
-  if (int e = set_enabled(raw_dir(system, event), "raw", on)) return kernel_refused(where, e, shown(data), nullptr, 0);
+  KernelRefusal why;
+  if (int e = set_enabled(raw_dir(system, event), "raw", on, why)) return kernel_refused(where, e, why, shown(data), nullptr, 0);
   return 0;
 }
 
 // ---- filter
 
 int Controller::read_filter(std::size_t index, std::string& out) {
-  std::lock_guard lock(mu_);
   const Stable& s = stable_.at(index);
   std::string k;
   if (int e = files_.read(s.dir + "/filter", k)) return e;
@@ -234,6 +296,7 @@ int Controller::read_filter(std::size_t index, std::string& out) {
     out = k;
     return 0;
   }
+  std::lock_guard lock(state_mu_);
   auto it = filters_.find(s.dir);
   if (it != filters_.end() && it->second.raw == raw && it->second.writer == index)
     out = it->second.stable + "\n";
@@ -243,47 +306,57 @@ int Controller::read_filter(std::size_t index, std::string& out) {
 }
 
 int Controller::write_filter(std::size_t index, std::string_view data) {
-  std::lock_guard lock(mu_);
   const Stable& s = stable_.at(index);
+  EventLocks locks(*this, {s.dir});
   std::string where = s.name + "/filter";
   int err;
   if (!check_size(where, data, err)) return err;
   std::string text = trimmed(data);
+  KernelRefusal why;
   if (text == "0") {
-    if (int e = files_.write(s.dir + "/filter", "0")) return kernel_refused(where, e, text, nullptr, 0);
+    if (int e = kernel_write(s.dir + "/filter", "0", &why)) return kernel_refused(where, e, why, text, nullptr, 0);
+    std::lock_guard lock(state_mu_);
     filters_.erase(s.dir);
     return 0;
   }
   TranslatedFilter tf;
   FilterError fe;
   if (!translate_filter(text, s.fields, tf, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
-  if (int e = replace_filter(s.dir, tf.raw)) return kernel_refused(where, e, text, &tf, 0);
+  if (tf.raw.size() >= kPageSize)
+    return refuse(where, EINVAL,
+                  fmt::format("Filter too long in the kernel's names ({} bytes; the limit is {})", tf.raw.size(),
+                              kPageSize - 1),
+                  text, 0);
+  if (int e = replace_filter(s.dir, tf.raw, why)) return kernel_refused(where, e, why, text, &tf, 0);
+  std::lock_guard lock(state_mu_);
   filters_[s.dir] = {tf.raw, text, index};
   return 0;
 }
 
 int Controller::write_raw_filter(const std::string& system, const std::string& event, std::string_view data) {
-  std::lock_guard lock(mu_);
+  EventLocks locks(*this, {raw_dir(system, event)});
   std::string where = fmt::format("raw/{}/{}/filter", system, event);
   int err;
   if (!check_size(where, data, err)) return err;
   std::string text = trimmed(data);
   if (text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
   std::string dir = raw_dir(system, event);
-  if (int e = replace_filter(dir, text)) return kernel_refused(where, e, text, nullptr, 0);
+  KernelRefusal why;
+  if (int e = replace_filter(dir, text, why)) return kernel_refused(where, e, why, text, nullptr, 0);
+  std::lock_guard lock(state_mu_);
   filters_.erase(dir);
   return 0;
 }
 
 // The kernel keeps a filter it refused (it reads back with the parse
 // error), so a refusal would drop the filter that was there: put it back.
-int Controller::replace_filter(const std::string& dir, const std::string& raw) {
+int Controller::replace_filter(const std::string& dir, const std::string& raw, KernelRefusal& why) {
   std::string before;
   bool had = files_.read(dir + "/filter", before) == 0;
-  int e = files_.write(dir + "/filter", raw);
+  int e = kernel_write(dir + "/filter", raw, &why);
   if (e && had) {
     std::string prev = trimmed(before);
-    files_.write(dir + "/filter", prev == "none" || prev.empty() ? "0" : prev);
+    kernel_write(dir + "/filter", prev == "none" || prev.empty() ? "0" : prev);
   }
   return e;
 }
@@ -304,33 +377,103 @@ int Controller::check_command(const std::string& where, const TriggerCommand& t,
   return 0;
 }
 
-int Controller::apply_triggers(const std::string& where,
-                               const std::vector<std::pair<std::string, std::string>>& writes, bool removing,
-                               std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos) {
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    const auto& [dir, cmd] = writes[i];
-    if (int e = files_.write(dir + "/trigger", cmd)) {
-      int result = kernel_refused(where, e, text, filter, filter_pos);
-      if (!removing) {
-        // Undo what this write already added: a refused write changes nothing.
-        for (std::size_t j = 0; j < i; ++j) {
-          std::string undo = writes[j].second.substr(0, writes[j].second.find(" if "));
-          auto colon = undo.rfind(':');
-          bool counted = colon != std::string::npos &&
-                         undo.find_first_not_of("0123456789", colon + 1) == std::string::npos;
-          if (counted) undo = undo.substr(0, colon);
-          files_.write(writes[j].first + "/trigger", "!" + undo);
-        }
+namespace {
+
+// What the kernel counts as the same trigger when it refuses a second one
+// with EEXIST: one enable_event or disable_event per target, one of traceon
+// and traceoff, one stacktrace, one snapshot. Empty for commands whose rules
+// are the kernel's alone (hist).
+std::string trigger_kind(std::string_view kernel_text) {
+  std::string_view s = kernel_text;
+  if (!s.empty() && s[0] == '!') s.remove_prefix(1);
+  s = s.substr(0, std::min(s.find(' '), s.size()));
+  std::string_view cmd = s.substr(0, std::min(s.find(':'), s.size()));
+  if (cmd == "enable_event" || cmd == "disable_event") {
+    // enable_event:<system>:<event>[:count]
+    auto first = s.find(':');
+    auto second = s.find(':', first + 1);
+    if (first == std::string_view::npos || second == std::string_view::npos) return {};
+    auto third = s.find(':', second + 1);
+    return "event " + std::string(s.substr(first + 1, (third == std::string_view::npos ? s.size() : third) - first - 1));
+  }
+  if (cmd == "traceon" || cmd == "traceoff") return "traceon/traceoff";
+  if (cmd == "stacktrace" || cmd == "snapshot") return std::string(cmd);
+  return {};
+}
+
+}  // namespace
+
+std::string Controller::duplicate_of(const KernelWrite& w, const std::vector<KernelWrite>& writes, std::size_t index,
+                                     const Stable* names) const {
+  const std::string kind = trigger_kind(w.text);
+  if (kind.empty()) return {};
+  for (std::size_t j = 0; j < index; ++j)
+    if (writes[j].dir == w.dir && trigger_kind(writes[j].text) == kind) return writes[j].text;
+  std::string k;
+  if (files_.read(w.dir + "/trigger", k) != 0) return {};
+  for (const auto& line : lines_of(k)) {
+    if (line[0] == '#' || trigger_kind(line) != kind) continue;
+    if (!names) return line;
+    std::lock_guard lock(state_mu_);
+    return translate_trigger_line(names, w.dir, line);
+  }
+  return {};
+}
+
+int Controller::apply_triggers(const std::string& where, const std::vector<KernelWrite>& writes, bool removing,
+                               std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos,
+                               const Stable* names) {
+  // A duplicate is known before anything is armed: refuse it then. (Armed
+  // triggers fire while the write goes on, and a refusal later has effects
+  // of theirs to undo.)
+  if (!removing)
+    for (std::size_t i = 0; i < writes.size(); ++i)
+      if (std::string d = duplicate_of(writes[i], writes, i, names); !d.empty())
+        return refuse(where, EEXIST,
+                      fmt::format("File exists: '{}' is set already (one trigger of its kind per event{})", d,
+                                  writes[i].target_dir.empty() ? "" : " and target"),
+                      text, 0);
+  // What a trigger that fires meanwhile changes: its target's enable, and
+  // tracing on or off. Put back as it was if the kernel refuses a later write.
+  std::vector<std::pair<std::string, std::string>> before;
+  if (!removing) {
+    std::set<std::string> seen;
+    for (const auto& w : writes)
+      if (!w.target_dir.empty() && seen.insert(w.target_dir).second) {
+        std::string k;
+        if (files_.read(w.target_dir + "/enable", k) == 0) before.emplace_back(w.target_dir + "/enable", k);
       }
-      return result;
+    std::string k;
+    if (files_.read("tracing_on", k) == 0) before.emplace_back("tracing_on", k);
+  }
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    KernelRefusal why;
+    int e = kernel_write(writes[i].dir + "/trigger", writes[i].text, &why);
+    if (!e) continue;
+    if (!removing) {
+      // Undo what this write already added, newest first; a refused write changes nothing.
+      for (std::size_t j = i; j-- > 0;) {
+        std::string undo = writes[j].text.substr(0, writes[j].text.find(" if "));
+        auto colon = undo.rfind(':');
+        bool counted = colon != std::string::npos &&
+                       undo.find_first_not_of("0123456789", colon + 1) == std::string::npos;
+        if (counted) undo = undo.substr(0, colon);
+        kernel_write(writes[j].dir + "/trigger", "!" + undo);
+      }
+      for (const auto& [file, was] : before) {
+        std::string now;
+        // "1*" and "0*" are the soft mode another trigger holds: writing the
+        // digit sets or clears its soft-disable as the plain state is set.
+        if (files_.read(file, now) == 0 && !now.empty() && !was.empty() && now[0] != was[0])
+          kernel_write(file, std::string(1, was[0]));
+      }
     }
+    return kernel_refused(where, e, why, text, filter, filter_pos);
   }
   return 0;
 }
 
 int Controller::write_trigger(std::size_t index, std::string_view data) {
-  std::lock_guard lock(mu_);
-  PublishOnExit publish{*this};
   const Stable& s = stable_.at(index);
   std::string where = s.name + "/trigger";
   int err;
@@ -347,15 +490,18 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
                               s.binding->raw.system, s.binding->raw.name),
                   text, t.command_pos);
   // Targets: one kernel target per raw event the matching stable events use.
-  std::vector<std::pair<std::string, std::string>> targets;  // kernel target, stable name
+  struct Target {
+    std::string kernel, stable, dir;
+  };
+  std::vector<Target> targets;
   if (t.takes_target()) {
     for (const auto& other : stable_) {
       bool match = is_glob(t.target) ? fnmatch(t.target.c_str(), other.name.c_str(), 0) == 0 : t.target == other.name;
       if (!match) continue;
       std::string k = other.binding->raw.system + ":" + other.binding->raw.name;
       bool seen = false;
-      for (const auto& [kt, n] : targets) seen |= kt == k;
-      if (!seen) targets.emplace_back(k, other.name);
+      for (const auto& tg : targets) seen |= tg.kernel == k;
+      if (!seen) targets.push_back({k, other.name, other.dir});
     }
     if (targets.empty())
       return refuse(where, EINVAL,
@@ -363,31 +509,42 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
                                       : fmt::format("Unknown event '{}' (see available_events)", t.target),
                     text, t.target_pos);
   } else {
-    targets.emplace_back("", "");
+    targets.push_back({"", "", ""});
   }
   TranslatedFilter tf;
   if (t.has_filter) {
     if (!translate_filter(t.filter, s.fields, tf, fe))
       return refuse(where, EINVAL, fe.message, text, t.filter_pos + fe.pos);
   }
-  std::vector<std::pair<std::string, std::string>> writes;
-  for (const auto& [kt, name] : targets) writes.emplace_back(s.dir, t.kernel_text(kt, tf.raw));
-  if (int e = apply_triggers(where, writes, t.remove, text, t.has_filter ? &tf : nullptr, t.filter_pos)) return e;
-  for (const auto& [kt, name] : targets) {
-    std::string identity = t.command + (kt.empty() ? "" : ":" + kt);
+  std::vector<KernelWrite> writes;
+  std::vector<std::string> dirs{s.dir};
+  for (const auto& tg : targets) {
+    writes.push_back({s.dir, t.kernel_text(tg.kernel, tf.raw), tg.dir});
+    if (!tg.dir.empty()) dirs.push_back(tg.dir);
+  }
+  for (const auto& w : writes)
+    if (w.text.size() >= kPageSize)
+      return refuse(where, EINVAL,
+                    fmt::format("Command too long in the kernel's names ({} bytes; the limit is {})", w.text.size(),
+                                kPageSize - 1),
+                    text, 0);
+  EventLocks locks(*this, dirs);
+  PublishOnExit publish{*this};
+  if (int e = apply_triggers(where, writes, t.remove, text, t.has_filter ? &tf : nullptr, t.filter_pos, &s)) return e;
+  std::lock_guard lock(state_mu_);
+  for (const auto& tg : targets) {
+    std::string identity = t.command + (tg.kernel.empty() ? "" : ":" + tg.kernel);
     if (t.remove) {
       for (auto it = applied_.begin(); it != applied_.end();)
         it = (std::get<0>(it->first) == s.dir && std::get<1>(it->first) == identity) ? applied_.erase(it) : std::next(it);
     } else {
-      applied_[{s.dir, identity, tf.raw}] = {name, t.has_filter ? trimmed(t.filter) : "", index};
+      applied_[{s.dir, identity, tf.raw}] = {tg.stable, t.has_filter ? trimmed(t.filter) : "", index};
     }
   }
   return 0;
 }
 
 int Controller::write_raw_trigger(const std::string& system, const std::string& event, std::string_view data) {
-  std::lock_guard lock(mu_);
-  PublishOnExit publish{*this};
   std::string where = fmt::format("raw/{}/{}/trigger", system, event);
   int err;
   if (!check_size(where, data, err)) return err;
@@ -398,32 +555,36 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
     return refuse(where, EINVAL, with_available(fe.message), text, fe.pos);
   if (int e = check_command(where, t, text)) return e;
   std::string dir = raw_dir(system, event);
-  std::vector<std::pair<std::string, std::string>> writes;
+  std::vector<KernelWrite> writes;
+  std::vector<std::string> dirs{dir};
   if (t.command.find("hist") != std::string::npos) {
-    writes.emplace_back(dir, trimmed(data));
+    writes.push_back({dir, trimmed(data), ""});
   } else if (t.takes_target()) {
     // The kernel takes one <system>:<event>; globs are expanded here.
     std::string tsys = t.target.substr(0, t.target.find(':'));
     std::string tev = t.target.substr(t.target.find(':') + 1);
-    std::vector<std::string> matches;
     for (const auto& sys : tracefs_.systems()) {
       if (is_glob(tsys) ? fnmatch(tsys.c_str(), sys.c_str(), 0) != 0 : sys != tsys) continue;
       for (const auto& ev : tracefs_.events(sys))
-        if (is_glob(tev) ? fnmatch(tev.c_str(), ev.c_str(), 0) == 0 : ev == tev) matches.push_back(sys + ":" + ev);
+        if (is_glob(tev) ? fnmatch(tev.c_str(), ev.c_str(), 0) == 0 : ev == tev) {
+          writes.push_back({dir, t.kernel_text(sys + ":" + ev, t.filter), raw_dir(sys, ev)});
+          dirs.push_back(writes.back().target_dir);
+        }
     }
-    if (matches.empty())
+    if (writes.empty())
       return refuse(where, EINVAL,
                     is_glob(t.target) ? fmt::format("No event matches '{}'", t.target)
                                       : fmt::format("Unknown event '{}'", t.target),
                     text, t.target_pos);
-    for (const auto& m : matches) writes.emplace_back(dir, t.kernel_text(m, t.filter));
   } else {
-    writes.emplace_back(dir, t.kernel_text("", t.filter));
+    writes.push_back({dir, t.kernel_text("", t.filter), ""});
   }
-  return apply_triggers(where, writes, t.remove, text, nullptr, t.filter_pos);
+  EventLocks locks(*this, dirs);
+  PublishOnExit publish{*this};
+  return apply_triggers(where, writes, t.remove, text, nullptr, t.filter_pos, nullptr);
 }
 
-std::string Controller::translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) {
+std::string Controller::translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) const {
   std::string head = line, raw_filter;
   bool has_filter = false;
   if (auto at = line.find(" if "); at != std::string::npos) {
@@ -465,7 +626,6 @@ std::string Controller::translate_trigger_line(const Stable* s, const std::strin
 }
 
 int Controller::read_trigger(std::size_t index, std::string& out) {
-  std::lock_guard lock(mu_);
   const Stable& s = stable_.at(index);
   std::string k;
   if (int e = files_.read(s.dir + "/trigger", k)) return e;
@@ -474,13 +634,13 @@ int Controller::read_trigger(std::size_t index, std::string& out) {
     return 0;
   }
   out.clear();
+  std::lock_guard lock(state_mu_);
   for (const auto& line : lines_of(k)) out += translate_trigger_line(&s, s.dir, line) + "\n";
   return 0;
 }
 
 int Controller::read_raw(const std::string& system, const std::string& event, const std::string& file,
                          std::string& out) {
-  std::lock_guard lock(mu_);
   return files_.read(raw_dir(system, event) + "/" + file, out);
 }
 

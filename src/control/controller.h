@@ -2,9 +2,17 @@
 // translated to the kernel's names and applied in eventfs's own instance.
 // Every write is validated whole before anything is applied; a refused write
 // changes nothing and leaves a line in error_log.
+//
+// Concurrency: a write holds the locks of the raw events it changes (its own,
+// and the targets of its triggers), taken in name order, for its whole
+// length; writes to other events go on meanwhile, and reads take no event
+// lock at all. The controller's own records are under a lock that is never
+// held across a kernel call.
 #pragma once
 
+#include <condition_variable>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -64,24 +72,46 @@ class Controller {
   };
   using AppliedKey = std::tuple<std::string, std::string, std::string>;  // dir, cmd:target, raw filter
 
+  // One write to a trigger file of the instance: `dir` is the event's,
+  // `target_dir` the event an enable_event/disable_event names ("" if none).
+  struct KernelWrite {
+    std::string dir, text, target_dir;
+  };
+  // What the kernel's error_log said about a refused write.
+  struct KernelRefusal {
+    bool logged = false;
+    std::string message;
+    std::size_t caret = 0;
+  };
+  class EventLocks;
+
   int refuse(const std::string& where, int err, const std::string& message, std::string_view command,
              std::size_t caret);
-  int kernel_refused(const std::string& where, int err, std::string_view command,
+  // One kernel write; when it is refused, the kernel's error_log entry for it
+  // (kernel writes are one at a time, so the entry found is this write's).
+  int kernel_write(const std::string& rel, std::string_view data, KernelRefusal* why = nullptr);
+  int kernel_refused(const std::string& where, int err, const KernelRefusal& why, std::string_view command,
                      const TranslatedFilter* filter, std::size_t filter_pos);
   bool check_size(const std::string& where, std::string_view data, int& err);
-  int set_enabled(const std::string& dir, const std::string& user, bool on);
+  int set_enabled(const std::string& dir, const std::string& user, bool on, KernelRefusal& why);
   // Recomputes `wanted_` from the users and the kernel's soft-mode marks.
   void publish_wanted();
   struct PublishOnExit {
     Controller& c;
     ~PublishOnExit() { c.publish_wanted(); }
   };
-  int replace_filter(const std::string& dir, const std::string& raw);
+  int replace_filter(const std::string& dir, const std::string& raw, KernelRefusal& why);
   int check_command(const std::string& where, const TriggerCommand& t, std::string_view text);
   std::string with_available(const std::string& message) const;
-  int apply_triggers(const std::string& where, const std::vector<std::pair<std::string, std::string>>& writes,
-                     bool removing, std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos);
-  std::string translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line);
+  // A trigger the kernel would refuse as a duplicate: one of the same kind
+  // (and target) already on the event, or earlier in `writes`. Empty if none.
+  std::string duplicate_of(const KernelWrite& w, const std::vector<KernelWrite>& writes, std::size_t index,
+                           const Stable* names) const;
+  int apply_triggers(const std::string& where, const std::vector<KernelWrite>& writes, bool removing,
+                     std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos,
+                     const Stable* names);
+  // state_mu_ held.
+  std::string translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) const;
   std::string raw_dir(const std::string& system, const std::string& event) const;
 
   const InstanceFiles& files_;
@@ -89,7 +119,22 @@ class Controller {
   WantedEvents* wanted_;
   std::vector<Stable> stable_;
   std::vector<std::string> available_;
-  std::mutex mu_;
+  // One kernel write (and its error_log entry) at a time, in the order they
+  // come: a long glob's writes take turns with other events' writes.
+  class FifoMutex {
+   public:
+    void lock();
+    void unlock();
+
+   private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    unsigned long next_ = 0, serving_ = 0;
+  };
+  FifoMutex kernel_mu_;
+  std::mutex publish_mu_;  // one publish_wanted() at a time
+  mutable std::mutex state_mu_;  // what follows
+  std::map<std::string, std::unique_ptr<std::mutex>> event_locks_;  // by raw event dir
   std::map<std::string, std::set<std::string>> enable_users_;  // dir -> users
   std::map<AppliedKey, Applied> applied_;
   struct AppliedFilter {

@@ -17,6 +17,14 @@ struct RefusedWrite {
   const char* log;  // a substring of the error_log line
 };
 
+// A stable filter that fits in a page but whose kernel translation does not
+// (each task state letter becomes a bit test).
+inline std::string filter_longer_than_a_page_in_kernel_names() {
+  std::string f = "prev_state == 'D'";
+  for (int i = 0; i < 100; ++i) f += " || prev_state == 'D'";
+  return f + "\n";
+}
+
 inline std::vector<RefusedWrite> refused_writes() {
   return {
       {"unknown command", "sched_switch/trigger", "frobnicate\n", EINVAL, "Unknown command 'frobnicate'"},
@@ -51,6 +59,8 @@ inline std::vector<RefusedWrite> refused_writes() {
       {"unknown task state", "sched_switch/filter", "prev_state == 'Q'\n", EINVAL, "Invalid task state 'Q'"},
       {"unterminated string", "sched_switch/filter", "prev_comm == \"bash\n", EINVAL, "Missing closing quote"},
       {"empty filter", "sched_switch/filter", "\n", EINVAL, "Meaningless filter expression"},
+      {"filter past a page in the kernel's names", "sched_switch/filter", filter_longer_than_a_page_in_kernel_names(),
+       EINVAL, "Filter too long in the kernel's names"},
       {"enable 2", "sched_switch/enable", "2\n", EINVAL, "Invalid value"},
       {"enable word", "sched_switch/enable", "on\n", EINVAL, "Invalid value"},
       {"raw glob matching nothing", "raw/sched/sched_switch/trigger", "enable_event:nosys_*:*\n", EINVAL,

@@ -830,6 +830,46 @@ TEST_F(ControlRefusedWrite, ADuplicateTriggerIsTheKernelsEexistAndAGlobIsUndoneW
   EXPECT_EQ(slurp(instance_dir(mount_->instance()) + "/error_log"), "");
 }
 
+// Every event's enable and trigger in the instance, and whether tracing is on.
+std::map<std::string, std::string> WholeInstance(const std::string& inst) {
+  std::map<std::string, std::string> s;
+  const std::string events = inst + "/events";
+  for (const auto& sys : list_dir(events, true))
+    for (const auto& ev : list_dir(events + "/" + sys, true))
+      for (const char* f : {"enable", "trigger"}) {
+        std::string rel = sys + "/" + ev + "/" + f;
+        s[rel] = slurp(events + "/" + rel);
+      }
+  s["tracing_on"] = slurp(inst + "/tracing_on");
+  return s;
+}
+
+// A glob whose part the kernel would refuse is refused before any part of it
+// is armed: armed triggers fire (sched_switch is enabled and switches are
+// forced meanwhile) and would leave their targets on. The whole instance is
+// as it was, also after the raw glob over every event, which is refused at
+// once instead of after a kernel write per event.
+TEST_F(ControlRefusedWrite, ARefusedGlobLeavesEveryEventOfTheInstanceAsItWas) {
+  const std::string inst = instance_dir(mount_->instance());
+  const auto before = WholeInstance(inst);
+  std::atomic<bool> stop{false};
+  std::thread switches([&] {
+    while (!stop) ping_pong(20);
+  });
+  EXPECT_EQ(write_once(*mount_ / "sched_switch/trigger", "enable_event:sched_*\n"), EEXIST);
+  EXPECT_EQ(write_once(*mount_ / "raw/sched/sched_switch/trigger", "enable_event:sched:sched_wakeup\n"), EEXIST);
+  auto start = Clock::now();
+  EXPECT_EQ(write_once(*mount_ / "raw/sched/sched_switch/trigger", "enable_event:*:*\n"), EEXIST);
+  auto took = Clock::now() - start;
+  std::this_thread::sleep_for(100ms);
+  stop = true;
+  switches.join();
+  EXPECT_EQ(WholeInstance(inst), before) << "a refused glob changed the instance";
+  EXPECT_LT(took, 2s) << "the refused raw glob took "
+                      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+  EXPECT_TRUE(LogHas(slurp(*mount_ / "error_log"), "raw/sched/sched_switch/trigger", "is set already"));
+}
+
 TEST_F(ControlRefusedWrite, WritingErrorLogClearsIt) {
   ASSERT_EQ(write_once(*mount_ / "sched_switch/enable", "2\n"), EINVAL);
   ASSERT_EQ(write_once(*mount_ / "sched_switch/filter", "prev_state < 'S'\n"), EINVAL);

@@ -3,7 +3,12 @@
 // nothing.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
 #include <regex>
+#include <thread>
 
 #include "../common/refused_writes.h"
 #include "control/controller.h"
@@ -18,6 +23,11 @@ using testing::FakeInstance;
 using testing::ResolvedFixture;
 
 constexpr const char* kSwitch = "events/sched/sched_switch";
+
+bool wait_until_true(const std::atomic<bool>& flag) {
+  for (int i = 0; i < 2000 && !flag; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return flag;
+}
 
 Catalog catalog_with_extra() {
   Catalog c = testing::builtin_catalog();
@@ -180,6 +190,95 @@ TEST_F(ControllerTest, AKernelRefusalInTheMiddleOfAGlobUndoesTheRest) {
   EXPECT_EQ(ctl.write_trigger(sw, "enable_event:sched_process_*"), EEXIST);
   EXPECT_EQ(fake.triggers(kSwitch), std::vector<std::string>{"enable_event:sched:sched_process_exec:unlimited"});
   EXPECT_NE(ctl.error_log().text().find("File exists"), std::string::npos) << ctl.error_log().text();
+}
+
+TEST_F(ControllerTest, ADuplicateInAGlobIsRefusedBeforeAnythingIsArmed) {
+  std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(sw, "enable_event:sched_process_exec"), 0);
+  int writes_before = fake.writes;
+  EXPECT_EQ(ctl.write_trigger(sw, "enable_event:sched_process_*"), EEXIST);
+  EXPECT_EQ(fake.writes, writes_before) << "a trigger was armed before the duplicate was found";
+  EXPECT_NE(ctl.error_log().text().find("'enable_event:sched_process_exec:unlimited' is set already"), std::string::npos)
+      << ctl.error_log().text();
+  // traceon and traceoff are one kind for the kernel: a second is a duplicate too.
+  ASSERT_EQ(ctl.write_trigger(sw, "traceon if prev_pid == 1"), 0);
+  writes_before = fake.writes;
+  EXPECT_EQ(ctl.write_trigger(sw, "traceoff"), EEXIST);
+  EXPECT_EQ(fake.writes, writes_before);
+}
+
+// A trigger armed by the first part of a glob can fire before the kernel
+// refuses a later part: its target is left on when the trigger is removed.
+// The refusal puts every target's enable back as it was.
+TEST_F(ControllerTest, ARefusalAfterArmedTriggersFiredPutsTheirTargetsBack) {
+  std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(index("sched_process_exit"), "enable_event:sched_process_exec"), 0);
+  fake.fail_after = 2;  // fork and exec armed, exit refused
+  fake.fire_before_failing = kSwitch;
+  EXPECT_EQ(ctl.write_trigger(sw, "enable_event:sched_process_*"), ENOMEM);
+  EXPECT_TRUE(fake.triggers(kSwitch).empty());
+  EXPECT_FALSE(fake.enabled("events/sched/sched_process_fork"));
+  EXPECT_FALSE(fake.enabled("events/sched/sched_process_exec"));
+  EXPECT_EQ(read(&Controller::read_enable, "sched_process_fork"), "0\n");
+  // The other trigger that holds exec is untouched, and exec is still its.
+  EXPECT_EQ(fake.triggers("events/sched/sched_process_exit"),
+            std::vector<std::string>{"enable_event:sched:sched_process_exec:unlimited"});
+  EXPECT_EQ(read(&Controller::read_enable, "sched_process_exec"), "0*\n");
+}
+
+// Reads of control files never wait for a write, even one the kernel is
+// slow to take.
+TEST_F(ControllerTest, AStuckKernelWriteHoldsUpNoRead) {
+  std::mutex gate;
+  std::unique_lock closed(gate);
+  std::atomic<bool> in_write{false};
+  fake.before_write = [&](const std::string& rel) {
+    if (rel != std::string(kSwitch) + "/trigger") return;
+    in_write = true;
+    std::lock_guard wait(gate);
+  };
+  auto stuck = std::async(std::launch::async, [&] { return ctl.write_trigger(index("sched_switch"), "traceoff"); });
+  ASSERT_TRUE(wait_until_true(in_write));
+  auto reads = std::async(std::launch::async, [&] {
+    std::string out;
+    int e = 0;
+    for (const char* ev : {"sched_switch", "sched_wakeup"}) {
+      e |= ctl.read_enable(index(ev), out);
+      e |= ctl.read_filter(index(ev), out);
+      e |= ctl.read_trigger(index(ev), out);
+    }
+    e |= ctl.read_raw("sched", "sched_switch", "trigger", out);
+    return e;
+  });
+  bool done = reads.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
+  closed.unlock();  // let the write finish either way
+  EXPECT_TRUE(done) << "a read waited for the write";
+  EXPECT_EQ(reads.get(), 0);
+  EXPECT_EQ(stuck.get(), 0);
+}
+
+// A long glob (a kernel write per target, each slow) does not hold up writes
+// to events it does not touch: they take turns with its writes.
+TEST_F(ControllerTest, ALongGlobHoldsUpNoWriteToAnotherEvent) {
+  const std::string trigger = std::string(kSwitch) + "/trigger";
+  std::atomic<int> glob_writes{0};
+  fake.before_write = [&](const std::string& rel) {
+    if (rel != trigger) return;
+    ++glob_writes;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  auto glob = std::async(std::launch::async, [&] { return ctl.write_raw_trigger("sched", "sched_switch", "enable_event:sched:*"); });
+  for (int i = 0; i < 2000 && glob_writes == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GT(glob_writes.load(), 0);
+  std::size_t irq = index("irq_handler_entry");
+  EXPECT_EQ(ctl.write_enable(irq, "1"), 0);
+  EXPECT_EQ(ctl.write_filter(irq, "irq == 1"), 0);
+  EXPECT_EQ(ctl.write_trigger(irq, "stacktrace"), 0);
+  EXPECT_EQ(glob.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "the other event's writes waited for the whole glob (" << glob_writes << " kernel writes)";
+  EXPECT_EQ(glob.get(), 0);
+  EXPECT_GE(glob_writes.load(), 5);
+  EXPECT_TRUE(fake.enabled("events/irq/irq_handler_entry"));
 }
 
 TEST_F(ControllerTest, AFilterTheKernelRefusesLeavesThePreviousOne) {

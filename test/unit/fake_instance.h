@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cerrno>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -47,12 +48,20 @@ class FakeInstance final : public InstanceFiles {
   }
 
   int write(const std::string& rel, std::string_view data) const override {
+    if (before_write) before_write(rel);
     std::lock_guard lock(mu_);
     ++writes;
     if (fail_next) {
       int e = fail_next;
       fail_next = 0;
       return e;
+    }
+    if (fail_after > 0) {
+      --fail_after;
+    } else if (fail_after == 0) {
+      fail_after = -1;
+      fire_locked(fire_before_failing);
+      return fail_errno;
     }
     auto [dir, file] = split(rel);
     std::string d(data);
@@ -103,12 +112,41 @@ class FakeInstance final : public InstanceFiles {
   }
 
   mutable int fail_next = 0;  // the next write fails with this errno
+  // After `fail_after` more writes, one fails with `fail_errno`; the triggers
+  // of the event `fire_before_failing` fire first, as they may in the kernel
+  // while a write goes on.
+  mutable int fail_after = -1;
+  mutable int fail_errno = ENOMEM;
+  mutable std::string fire_before_failing;
+  // Called before each write, outside the instance's lock (a slow kernel write).
+  mutable std::function<void(const std::string& rel)> before_write;
   mutable int writes = 0;
+
+  // The event's enable_event and disable_event triggers fire: their targets
+  // are switched on or off (shown as "1*"/"0*" while a trigger holds them, and
+  // as they are once it is removed, as the kernel's soft mode does).
+  void fire(const std::string& dir) const {
+    std::lock_guard lock(mu_);
+    fire_locked(dir);
+  }
 
  private:
   static std::pair<std::string, std::string> split(const std::string& rel) {
     auto slash = rel.rfind('/');
     return {rel.substr(0, slash), rel.substr(slash + 1)};
+  }
+
+  void fire_locked(const std::string& dir) const {
+    auto it = triggers_.find(dir);
+    if (it == triggers_.end()) return;
+    for (const auto& l : it->second) {
+      bool on = l.rfind("enable_event:", 0) == 0;
+      if (!on && l.rfind("disable_event:", 0) != 0) continue;
+      std::string rest = l.substr(l.find(':') + 1);
+      std::string sys = rest.substr(0, rest.find(':'));
+      rest = rest.substr(rest.find(':') + 1);
+      enabled_["events/" + sys + "/" + rest.substr(0, rest.find(':'))] = on;
+    }
   }
 
   bool armed(const std::string& dir) const {
