@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "fs/mount_tree.h"
+#include "mount/mount_tree.h"
 #include "fs/node_tree.h"
 #include "fixture_kernels.h"
 

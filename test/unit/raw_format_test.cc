@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "fixture_kernels.h"
-#include "fs/mount_tree.h"
-#include "fs/mount_watch.h"
+#include "mount/mount_tree.h"
+#include "mount/mount_watch.h"
 #include "tracefs/locate.h"
 #include "tracefs/raw_format_parser.h"
 

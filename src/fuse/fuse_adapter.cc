@@ -1,4 +1,4 @@
-#include "fs/fuse_adapter.h"
+#include "fuse/fuse_adapter.h"
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -173,10 +173,16 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*
     OpenFile* f = file_of(fi);
     if (off < 0) return (void)fuse_reply_err(req, EINVAL);
     if (f->is_stream()) {
-      // A stream read that waits is parked: no worker thread is held.
+      // A stream read that waits is parked: no worker thread is held. From
+      // here the completion alone answers the request, once: whoever holds it
+      // answers, and if an exception drops it, its destructor does (EIO).
+      // So nothing else may answer, whatever read_async throws.
+      auto completion = std::make_unique<FuseReadCompletion>(req);
       fuse_req_interrupt_func(req, on_interrupt, f);
-      f->read_async(static_cast<uint64_t>(off), size, fi->flags & O_NONBLOCK,
-                    std::make_unique<FuseReadCompletion>(req));
+      try {
+        f->read_async(static_cast<uint64_t>(off), size, fi->flags & O_NONBLOCK, std::move(completion));
+      } catch (...) {
+      }
       return;
     }
     std::string out;

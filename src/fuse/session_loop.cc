@@ -1,4 +1,4 @@
-#include "fs/session_loop.h"
+#include "fuse/session_loop.h"
 
 #include <fcntl.h>
 #include <poll.h>

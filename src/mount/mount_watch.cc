@@ -1,4 +1,4 @@
-#include "fs/mount_watch.h"
+#include "mount/mount_watch.h"
 
 #include <fcntl.h>
 #include <poll.h>

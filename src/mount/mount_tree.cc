@@ -1,4 +1,4 @@
-#include "fs/mount_tree.h"
+#include "mount/mount_tree.h"
 
 #include <algorithm>
 #include <cerrno>
