@@ -232,7 +232,7 @@ bool capture_real(Setup& s, std::string& why) {
   std::vector<std::unique_ptr<CpuRing>> rings;
   for (long c = 0; c < ncpu; ++c) {
     std::string err;
-    if (auto ring = open_cpu_ring(path, static_cast<int>(c), ReaderMode::Auto, err)) rings.push_back(std::move(ring));
+    if (auto ring = open_cpu_ring(RingFiles(path), static_cast<int>(c), ReaderMode::Auto, err)) rings.push_back(std::move(ring));
   }
   if (!write_file(path + "/events/sched/sched_switch/enable", "1")) {
     why = "cannot enable sched_switch";

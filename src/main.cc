@@ -207,21 +207,8 @@ Catalog load_catalog_or_die(const Options& o) {
 }
 
 std::string tracefs_root_or_die(const Options& o) {
-  std::string root;
-  if (o.tracefs) {
-    // The daemon moves to / when it goes to the background: keep the path absolute.
-    char* real = realpath(o.tracefs, nullptr);
-    root = real ? real : o.tracefs;
-    std::free(real);
-    struct stat st;
-    std::string events = root + "/events";
-    if (stat(events.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      die("tracefs=" + root + ": no events/ directory there (" +
-          std::strerror(errno ? errno : ENOTDIR) + ")");
-    return root;
-  }
-  std::string msg;
-  if (locate_tracefs(root, msg) != 0) die(msg);
+  std::string root, msg;
+  if (o.tracefs ? given_tracefs(o.tracefs, root, msg) != 0 : locate_tracefs(root, msg) != 0) die(msg);
   return root;
 }
 
@@ -322,7 +309,7 @@ int main(int argc, char* argv[]) {
     // nothing to read woke about 900 times a second each.
     (void)instance->write("options/block", "0");
     controller = std::make_unique<Controller>(*instance, *tracefs, resolution, &wanted);
-    hub = std::make_unique<StreamHub>(instance->path(), instance->cpus(), resolution, reader_mode,
+    hub = std::make_unique<StreamHub>(RingFiles(instance->path()), instance->cpus(), resolution, reader_mode,
                                       queue_bytes, &wanted);
     hub->set_drainer_nice(drainer_nice);
     if (drainer_fifo) hub->set_drainer_fifo(*drainer_fifo);

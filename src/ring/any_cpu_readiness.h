@@ -20,11 +20,13 @@
 
 #include <string>
 
+#include "tracefs/ring_files.h"
+
 namespace eventfs {
 
 // The instance's trace_pipe, opened for polling (non-blocking), or -1 with a
 // one-line reason in `error` (not tracefs, as the plain files of a test's
 // tree are; already open elsewhere).
-int open_any_cpu_readiness(const std::string& instance_path, std::string& error);
+int open_any_cpu_readiness(const RingFiles& files, std::string& error);
 
 }  // namespace eventfs

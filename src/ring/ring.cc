@@ -3,13 +3,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,45 +16,31 @@
 #include "ring/pending_ring.h"
 #include "ring/subbuf.h"
 #include "ring/trace_mmap_abi.h"
+#include "tracefs/instance.h"
 
 namespace eventfs {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The kernel's long size, from the instance's events/header_page (the top
-// level's if the instance has none), else this build's.
-unsigned kernel_long_size(const std::string& instance_path) {
-  for (const std::string& p : {instance_path + "/events/header_page",
-                               instance_path + "/../../events/header_page"})
-    if (unsigned n = header_page_long_size(slurp(p))) return n;
+// The kernel's long size, from events/header_page, else this build's.
+unsigned kernel_long_size(const RingFiles& files) {
+  if (unsigned n = header_page_long_size(files.header_page())) return n;
   return sizeof(long);
 }
 
-// Why the kernel's events/header_event (the instance's, else the top
-// level's) describes an event header the walk does not know; "" if it does,
-// or where neither has the file (a copy of the tree for tests).
-std::string event_header_problem(const std::string& instance_path) {
-  for (const std::string& p : {instance_path + "/events/header_event",
-                               instance_path + "/../../events/header_event"}) {
-    std::string text = slurp(p);
-    if (text.empty()) continue;
-    std::string why = header_event_mismatch(text);
-    return why.empty() ? why : fmt::format("{}: an event header eventfs cannot walk ({})", p, why);
-  }
-  return {};
+// Why the kernel's events/header_event describes an event header the walk
+// does not know; "" if it does, or where there is no such file (a copy of
+// the tree for tests).
+std::string event_header_problem(const RingFiles& files) {
+  std::string where;
+  std::string text = files.header_event(&where);
+  if (text.empty()) return {};
+  std::string why = header_event_mismatch(text);
+  return why.empty() ? why : fmt::format("{}: an event header eventfs cannot walk ({})", where, why);
 }
 
 // Sub-buffer size for read(): buffer_subbuf_size_kb (Linux >= 6.8), else a page.
-std::uint32_t read_subbuf_size(const std::string& instance_path) {
-  std::string kb = slurp(instance_path + "/buffer_subbuf_size_kb");
-  unsigned long v = std::strtoul(kb.c_str(), nullptr, 10);
-  if (v > 0 && v <= 1024) return static_cast<std::uint32_t>(v * 1024);
+std::uint32_t read_subbuf_size(const RingFiles& files) {
+  if (std::uint32_t n = files.subbuf_bytes()) return n;
   return static_cast<std::uint32_t>(sysconf(_SC_PAGESIZE));
 }
 
@@ -75,28 +58,11 @@ class FdHolder {
   int fd_;
 };
 
-// The "overrun:" line of per_cpu/cpuN/stats; false if it cannot be read.
-bool read_overrun(const std::string& stats_path, std::uint64_t& out) {
-  int fd = ::open(stats_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[512];
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return false;
-  buf[n] = 0;
-  const char* p = std::strstr(buf, "\noverrun:");
-  if (p) ++p;
-  else if (std::strncmp(buf, "overrun:", 8) == 0) p = buf;
-  if (!p) return false;
-  out = std::strtoull(p + 8, nullptr, 10);
-  return true;
-}
-
 class ReadRing final : public CpuRing {
  public:
-  ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf, std::string stats_path)
-      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf), stats_path_(std::move(stats_path)) {
-    has_overrun_ = read_overrun(stats_path_, opened_overrun_);
+  ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf, RingFiles files)
+      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf), files_(std::move(files)) {
+    has_overrun_ = files_.read_overrun(cpu_, opened_overrun_);
     lost_.open(opened_overrun_);
   }
 
@@ -137,7 +103,7 @@ class ReadRing final : public CpuRing {
         // The stats file is read only for a mark without a count.
         std::int64_t mark = parser_.missed();
         std::uint64_t overrun = 0;
-        bool sampled = mark < 0 && has_overrun_ && read_overrun(stats_path_, overrun);
+        bool sampled = mark < 0 && has_overrun_ && files_.read_overrun(cpu_, overrun);
         lost_.subbuf(sink, stats_, parser_.timestamp(), mark, sampled ? &overrun : nullptr, false);
       }
       std::size_t got = parser_.walk(sink, from_, max - n);
@@ -157,7 +123,7 @@ class ReadRing final : public CpuRing {
   RingStats stats() const override {
     RingStats s = stats_;
     std::uint64_t o = 0;
-    if (has_overrun_ && read_overrun(stats_path_, o)) {
+    if (has_overrun_ && files_.read_overrun(cpu_, o)) {
       s.overrun = lost_.growth(o);
       s.overrun_counter = o;
     }
@@ -174,7 +140,7 @@ class ReadRing final : public CpuRing {
   int cpu_;
   SubbufParser parser_;
   std::vector<std::uint8_t> buf_;  // one sub-buffer, kept between drains
-  std::string stats_path_;
+  RingFiles files_;
   bool has_overrun_ = false;
   std::uint64_t opened_overrun_ = 0;  // the counter when the ring was opened
   bool loaded_ = false;
@@ -191,7 +157,7 @@ class MmapRing final : public CpuRing {
   static std::unique_ptr<MmapRing> open(int fd, int cpu, unsigned long_size, std::string& error) {
     // Only tracefs's trace_pipe_raw speaks the protocol (a copy of the tree
     // for tests is plain files).
-    if (!is_tracefs_file(fd)) {
+    if (!is_tracefs_fd(fd)) {
       error = "not a tracefs file";
       return nullptr;
     }
@@ -276,12 +242,6 @@ class MmapRing final : public CpuRing {
 
 }  // namespace
 
-bool is_tracefs_file(int fd) {
-  constexpr unsigned long kTracefsMagic = 0x74726163;  // TRACEFS_MAGIC
-  struct statfs fs;
-  return fstatfs(fd, &fs) == 0 && static_cast<unsigned long>(fs.f_type) == kTracefsMagic;
-}
-
 bool parse_reader_mode(std::string_view text, ReaderMode& out) {
   if (text == "auto") out = ReaderMode::Auto;
   else if (text == "mmap") out = ReaderMode::Mmap;
@@ -311,17 +271,15 @@ bool kernel_has_ring(int fd) {
 
 // open_cpu_ring() without the PendingCpuRing: nullptr and `absent` while the
 // kernel has no ring for the CPU.
-std::unique_ptr<CpuRing> open_ring_now(const std::string& instance_path, int cpu, ReaderMode mode, bool& absent,
+std::unique_ptr<CpuRing> open_ring_now(const RingFiles& files, int cpu, ReaderMode mode, bool& absent,
                                        std::string& error) {
   absent = false;
-  std::string path = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", instance_path, cpu);
-  unsigned long_size = kernel_long_size(instance_path);
-  if (error = event_header_problem(instance_path); !error.empty()) return nullptr;
+  const std::string path = files.raw_pipe_path(cpu);
+  unsigned long_size = kernel_long_size(files);
+  if (error = event_header_problem(files); !error.empty()) return nullptr;
   auto open_fd = [&]() {
-    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-      error = fmt::format("{}: {}", path, std::strerror(errno));
-    } else if (!kernel_has_ring(fd)) {
+    int fd = files.open_raw_pipe(cpu, error);
+    if (fd >= 0 && !kernel_has_ring(fd)) {
       ::close(fd);
       absent = true;
       error = fmt::format("{}: the kernel has no ring for CPU {} (offline)", path, cpu);
@@ -342,20 +300,18 @@ std::unique_ptr<CpuRing> open_ring_now(const std::string& instance_path, int cpu
   }
   int fd = open_fd();
   if (fd < 0) return nullptr;
-  return std::make_unique<ReadRing>(fd, cpu, long_size, read_subbuf_size(instance_path),
-                                    fmt::format("{}/per_cpu/cpu{}/stats", instance_path, cpu));
+  return std::make_unique<ReadRing>(fd, cpu, long_size, read_subbuf_size(files), files);
 }
 
 }  // namespace
 
-std::unique_ptr<CpuRing> open_cpu_ring(const std::string& instance_path, int cpu, ReaderMode mode,
-                                       std::string& error) {
+std::unique_ptr<CpuRing> open_cpu_ring(const RingFiles& files, int cpu, ReaderMode mode, std::string& error) {
   bool absent = false;
-  auto ring = open_ring_now(instance_path, cpu, mode, absent, error);
+  auto ring = open_ring_now(files, cpu, mode, absent, error);
   if (ring || !absent) return ring;
   error.clear();
-  return std::make_unique<PendingCpuRing>(cpu, [instance_path, cpu, mode](bool& absent_now, std::string& e) {
-    return open_ring_now(instance_path, cpu, mode, absent_now, e);
+  return std::make_unique<PendingCpuRing>(cpu, [files, cpu, mode](bool& absent_now, std::string& e) {
+    return open_ring_now(files, cpu, mode, absent_now, e);
   });
 }
 

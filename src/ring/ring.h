@@ -20,6 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include "tracefs/ring_files.h"
+
 namespace eventfs {
 
 enum class ReaderMode { Auto, Mmap, Read };
@@ -89,16 +91,11 @@ class CpuRing {
   virtual std::string last_error() const { return {}; }
 };
 
-// Whether `fd` is a file of tracefs (not of a plain copy of its tree).
-bool is_tracefs_file(int fd);
-
-// Opens CPU `cpu` of the tracefs instance at `instance_path` (a directory
-// with per_cpu/ and events/header_page, e.g. /sys/kernel/tracing/instances/X
-// or /sys/kernel/tracing). Auto tries mmap and falls back to read. A CPU the
-// kernel has no ring for yet (offline since the instance was made) gets a
-// PendingCpuRing that opens the ring, in the same mode, once there is one.
-// On failure returns nullptr and a one-line reason.
-std::unique_ptr<CpuRing> open_cpu_ring(const std::string& instance_path, int cpu, ReaderMode mode,
-                                       std::string& error);
+// Opens CPU `cpu` of a tracefs instance through its ring files (an
+// instance, or the top level of a tracefs). Auto tries mmap and falls back to
+// read. A CPU the kernel has no ring for yet (offline since the instance was
+// made) gets a PendingCpuRing that opens the ring, in the same mode, once
+// there is one. On failure returns nullptr and a one-line reason.
+std::unique_ptr<CpuRing> open_cpu_ring(const RingFiles& files, int cpu, ReaderMode mode, std::string& error);
 
 }  // namespace eventfs

@@ -108,9 +108,9 @@ class StreamHub::CpuChannel final : public StreamChannel {
   int cpu_;
 };
 
-StreamHub::StreamHub(std::string instance_path, int cpus, const Resolution& resolution, ReaderMode mode,
+StreamHub::StreamHub(RingFiles files, int cpus, const Resolution& resolution, ReaderMode mode,
                      std::size_t queue_bytes, const WantedEvents* wanted)
-    : instance_path_(std::move(instance_path)), mode_(mode), wanted_(wanted), table_(resolution.available) {
+    : files_(std::move(files)), mode_(mode), wanted_(wanted), table_(resolution.available) {
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
   std::size_t most = 0, smallest = lost_record_size();
   for (const Projection& p : table_.projections()) smallest = std::min<std::size_t>(smallest, record_size(p));
@@ -232,7 +232,7 @@ bool StreamHub::open_rings(std::string& error) {
   if (!rings_.empty()) return true;
   std::vector<std::unique_ptr<CpuRing>> rings;
   for (int cpu = 0; cpu < cpus(); ++cpu) {
-    auto r = open_ring_ ? open_ring_(cpu, error) : open_cpu_ring(instance_path_, cpu, mode_, error);
+    auto r = open_ring_ ? open_ring_(cpu, error) : open_cpu_ring(files_, cpu, mode_, error);
     if (!r) return false;
     rings.push_back(std::move(r));
   }
@@ -248,7 +248,7 @@ bool StreamHub::open_rings(std::string& error) {
     readiness = open_readiness_();
   } else {
     std::string why;  // (without it, idle rings are swept as before: nothing to report)
-    readiness = open_any_cpu_readiness(instance_path_, why);
+    readiness = open_any_cpu_readiness(files_, why);
   }
   std::vector<std::pair<RecordQueue::Memory, RecordQueue::Memory>> memory(cpu_.size());
   for (std::size_t i = 0; i < cpu_.size(); ++i) {

@@ -49,11 +49,11 @@ class StreamHub {
   // closed, unless records wait in a queue for the next reader.
   static constexpr int kReleaseAfterMs = 3000;
 
-  // `instance_path`: the tracefs instance whose rings are read; `cpus`: how
+  // `files`: those of the tracefs instance whose rings are read; `cpus`: how
   // many; `resolution` must outlive the hub. `queue_bytes`: each CPU's queue.
   // `wanted` (optional; all are wanted without it) says which stable events
   // the streams carry; it must outlive the hub.
-  StreamHub(std::string instance_path, int cpus, const Resolution& resolution, ReaderMode mode,
+  StreamHub(RingFiles files, int cpus, const Resolution& resolution, ReaderMode mode,
             std::size_t queue_bytes = kQueueBytes, const WantedEvents* wanted = nullptr);
   ~StreamHub();
 
@@ -126,7 +126,7 @@ class StreamHub {
   bool readable(int cpu);  // cpu < 0: any
   void lost_record(int cpu, std::uint64_t ts, std::uint64_t count, bool unknown, std::string& out_bytes);
 
-  const std::string instance_path_;
+  const RingFiles files_;
   const ReaderMode mode_;
   const WantedEvents* wanted_;
   ProjectionTable table_;

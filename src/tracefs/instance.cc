@@ -23,7 +23,7 @@
 namespace eventfs {
 namespace {
 
-constexpr long kTracefsMagic = 0x74726163;
+constexpr long kTracefsMagic = 0x74726163;  // TRACEFS_MAGIC
 constexpr const char* kOwnerDir = "/run/eventfs";
 // How long removal waits for processes that hold the instance's files.
 constexpr auto kRemoveWait = std::chrono::seconds(3);
@@ -121,6 +121,11 @@ int write_owner(const std::string& name, const std::string& root, const std::str
 bool is_tracefs(const std::string& path) {
   struct statfs s;
   return statfs(path.c_str(), &s) == 0 && s.f_type == kTracefsMagic;
+}
+
+bool is_tracefs_fd(int fd) {
+  struct statfs s;
+  return fstatfs(fd, &s) == 0 && s.f_type == kTracefsMagic;
 }
 
 std::string Instance::owner_record(const std::string& name) {

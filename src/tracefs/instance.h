@@ -65,5 +65,8 @@ void clear_instance(const std::string& instance_path);
 
 // Whether `path` is on a tracefs (statfs magic), as opposed to a plain copy.
 bool is_tracefs(const std::string& path);
+// Whether `fd` is a file of a tracefs: only tracefs's pipes speak the ring
+// protocols (mmap, GET_READER), a plain copy of the tree does not.
+bool is_tracefs_fd(int fd);
 
 }  // namespace eventfs

@@ -1,6 +1,9 @@
 #include "tracefs/locate.h"
 
 #include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
 
 #include <cerrno>
 #include <cstring>
@@ -34,6 +37,21 @@ int locate_tracefs(std::string& path, std::string& message) {
     return e;
   }
   path = kDefaultTracefsMount;
+  return 0;
+}
+
+int given_tracefs(const std::string& dir, std::string& path, std::string& message) {
+  // The daemon moves to / when it goes to the background: keep the path absolute.
+  char* real = realpath(dir.c_str(), nullptr);
+  path = real ? real : dir;
+  std::free(real);
+  struct stat st;
+  const std::string events = path + "/events";
+  if (stat(events.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    int e = errno ? errno : ENOTDIR;
+    message = "tracefs=" + path + ": no events/ directory there (" + std::strerror(e) + ")";
+    return e;
+  }
   return 0;
 }
 

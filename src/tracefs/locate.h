@@ -15,4 +15,8 @@ std::string tracefs_in_mountinfo(const std::string& mountinfo);
 // /sys/kernel/tracing. Returns 0 or an errno, and a one-line message on error.
 int locate_tracefs(std::string& path, std::string& message);
 
+// The tracefs (or copy of its tree) given with -o tracefs=DIR, made absolute:
+// 0, or an errno and a one-line message when it has no events/ directory.
+int given_tracefs(const std::string& dir, std::string& path, std::string& message);
+
 }  // namespace eventfs

@@ -61,12 +61,12 @@ TEST(ReadRing, AnEventHeaderTheWalkDoesNotKnowIsRefused) {
   changed.replace(changed.find("type == 30"), 10, "type == 31");
   std::ofstream(inst.path() + "/events/header_event") << changed;
   std::string err;
-  EXPECT_FALSE(open_cpu_ring(inst.path(), 0, ReaderMode::Read, err));
+  EXPECT_FALSE(open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err));
   EXPECT_NE(err.find("events/header_event: an event header eventfs cannot walk (time_extend : type == 31)"),
             std::string::npos)
       << err;
   std::ofstream(inst.path() + "/events/header_event") << text.str();
-  EXPECT_TRUE(open_cpu_ring(inst.path(), 0, ReaderMode::Read, err)) << err;
+  EXPECT_TRUE(open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err)) << err;
 }
 
 TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
@@ -81,7 +81,7 @@ TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
     c.event(ev('d')).missed(-1);
     inst.write_pages({a.build(), b.build(), c.build()});
     std::string err;
-    auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+    auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
     ASSERT_TRUE(ring) << err;
     EXPECT_STREQ(ring->mode(), "read");
     EXPECT_EQ(ring->subbuf_size(), static_cast<std::uint32_t>(sysconf(_SC_PAGESIZE)));
@@ -137,7 +137,7 @@ TEST(ReadRing, ReadsFullSubbufsInOneDrainAndStopsAtAShortOne) {
   pages.push_back(tail.build());  // more that the next drain gets
   inst.write_pages(pages);
   std::string err;
-  auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+  auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
   ASSERT_TRUE(ring) << err;
   CollectSink sink;
   EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(full_events + 1));
@@ -176,7 +176,7 @@ TEST(ReadRing, TheRestOfTheSubbufCaughtUpOnDoesNotEndTheNextDrain) {
   pages.push_back(short_page(6, 'w', 2));  // the writer's page again
   inst.write_pages(pages);
   std::string err;
-  auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+  auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
   ASSERT_TRUE(ring) << err;
   CollectSink sink;
   EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(first));
@@ -197,7 +197,7 @@ TEST(ReadRing, LossesCountFromACounterResetWhileNoStreamWasOpen) {
     a.event(ev('a')).missed(-1);
     inst.write_pages({a.build()});
     std::string err;
-    auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+    auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
     ASSERT_TRUE(ring) << err;
     ring->count_losses_from(500);  // the last reader saw the counter at 500
     inst.write_stats(counter_at_open + 7);
@@ -222,7 +222,7 @@ TEST(ReadRing, ASubbufItsHeaderDoesNotFitIsAnErrorThatSaysWhy) {
   std::memcpy(page.data() + 8, &commit, 8);
   inst.write_pages({page});
   std::string err;
-  auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Read, err);
+  auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
   ASSERT_TRUE(ring) << err;
   CollectSink sink;
   EXPECT_EQ(ring->drain(sink, 100), -EIO);
@@ -238,12 +238,12 @@ TEST(ReadRing, AutoFallsBackToReadOffTracefs) {
   a.event(ev('a'));
   inst.write_pages({a.build()});
   std::string err;
-  auto ring = open_cpu_ring(inst.path(), 0, ReaderMode::Auto, err);
+  auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Auto, err);
   ASSERT_TRUE(ring) << err;
   EXPECT_STREQ(ring->mode(), "read");
-  EXPECT_FALSE(open_cpu_ring(inst.path(), 0, ReaderMode::Mmap, err));
+  EXPECT_FALSE(open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Mmap, err));
   EXPECT_NE(err.find("not a tracefs file"), std::string::npos) << err;
-  EXPECT_FALSE(open_cpu_ring(inst.path(), 1, ReaderMode::Read, err));
+  EXPECT_FALSE(open_cpu_ring(RingFiles(inst.path()), 1, ReaderMode::Read, err));
   EXPECT_NE(err.find("cpu1/trace_pipe_raw"), std::string::npos) << err;
 }
 

@@ -159,7 +159,7 @@ TEST_F(LiveRingTest, BothModesDeliverEveryMarkerOnceInOrder) {
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
     SCOPED_TRACE(reader_mode_name(mode));
     std::string err;
-    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
     ASSERT_TRUE(ring) << err;
     EXPECT_STREQ(ring->mode(), mode == ReaderMode::Mmap ? "mmap" : "read");
     std::string prefix = std::string("eventfs-ringtest ") + reader_mode_name(mode) + " ";
@@ -188,7 +188,7 @@ TEST_F(LiveRingTest, BothModesDeliverEveryMarkerOnceInOrder) {
 
 TEST_F(LiveRingTest, AutoPrefersMmap) {
   std::string err;
-  auto ring = open_cpu_ring(path_, cpu_, ReaderMode::Auto, err);
+  auto ring = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Auto, err);
   ASSERT_TRUE(ring) << err;
   EXPECT_STREQ(ring->mode(), "mmap");
   EXPECT_EQ(ring->cpu(), cpu_);
@@ -199,11 +199,11 @@ TEST_F(LiveRingTest, OpeningAloneConsumesNothing) {
   for (int i = 0; i < 5; ++i) mark("untouched " + std::to_string(i));
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
     std::string err;
-    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
     ASSERT_TRUE(ring) << err;
   }
   std::string err;
-  auto ring = open_cpu_ring(path_, cpu_, ReaderMode::Mmap, err);
+  auto ring = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Mmap, err);
   ASSERT_TRUE(ring) << err;
   CollectSink sink;
   drain_all(*ring, sink);
@@ -216,7 +216,7 @@ TEST_F(LiveRingTest, OverwrittenEventsAreReportedLost) {
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
     SCOPED_TRACE(reader_mode_name(mode));
     std::string err;
-    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
     ASSERT_TRUE(ring) << err;
     std::string prefix = std::string("lossy ") + reader_mode_name(mode) + " ";
     const int rounds = 3, per_round = 5000, n = rounds * per_round;
@@ -294,7 +294,7 @@ TEST_F(LiveRingTest, ProjectionAgreesWithLibtraceevent) {
 
   std::string err;
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
-    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
     ASSERT_TRUE(ring) << err;
     for (int i = 0; i < 40; ++i) mark(std::string(i, 'a' + i % 26) + " " + std::to_string(i));
     CollectSink sink;
@@ -463,7 +463,7 @@ TEST_F(LiveRingTest, PollWakesOnDataWithBufferPercentZero) {
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
     SCOPED_TRACE(reader_mode_name(mode));
     std::string err;
-    auto ring = open_cpu_ring(path_, cpu_, mode, err);
+    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
     ASSERT_TRUE(ring) << err;
     CollectSink sink;
     drain_all(*ring, sink);

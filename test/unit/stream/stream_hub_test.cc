@@ -55,7 +55,7 @@ TEST(StreamHub, ReadersGetEioWhenTheRingsCannotBeOpened) {
   char dir[] = "/tmp/eventfs-hub-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   {
-    StreamHub hub(dir, 2, fx.resolution, ReaderMode::Read);
+    StreamHub hub(RingFiles(dir), 2, fx.resolution, ReaderMode::Read);
     auto file = std::make_shared<StreamFile>(hub.text_channel());
     hub.on_data([file] { file->data_ready(); });
     std::atomic<int> reports{0};
@@ -122,7 +122,7 @@ class FakeRing final : public CpuRing {
 // reason where it has one.
 TEST(StreamHub, AnOpenRingThatCannotBeReadIsReportedOncePerSession) {
   ResolvedFixture fx("linux-6.18");
-  StreamHub hub("/nonexistent", 2, fx.resolution, ReaderMode::Read);
+  StreamHub hub(RingFiles("/nonexistent"), 2, fx.resolution, ReaderMode::Read);
   std::atomic<int> drains{0};
   hub.set_ring_opener([&](int cpu, std::string&) -> std::unique_ptr<CpuRing> {
     return std::make_unique<FakeRing>(cpu, true, drains, cpu == 1 ? "sub-buffer 3 runs past its end" : "");
@@ -179,7 +179,7 @@ int drains_in(const std::atomic<int>& drains, std::chrono::milliseconds span) {
 // rings.
 TEST(StreamHub, IdleRingReadersWaitForTheInstancesReadinessInsteadOfSweeping) {
   ResolvedFixture fx("linux-6.18");
-  StreamHub hub("/nonexistent", 2, fx.resolution, ReaderMode::Read);
+  StreamHub hub(RingFiles("/nonexistent"), 2, fx.resolution, ReaderMode::Read);
   std::atomic<int> drains{0};
   std::atomic<bool> settled{true};
   hub.set_ring_opener([&](int cpu, std::string&) -> std::unique_ptr<CpuRing> {
