@@ -301,12 +301,12 @@ int main(int argc, char* argv[]) {
     if (Instance::open(root, opts.instance ? opts.instance : "eventfs", instance, msg) != 0) die(msg);
     // Larger sub-buffers than the kernel's one page (Linux >= 6.8; older
     // kernels have no such file): the ring thread takes whole sub-buffers,
-    // so this is 16 times fewer read(2)s or GET_READERs per event.
+    // so the larger they are, the fewer read(2)s or GET_READERs per event.
     (void)instance->write("buffer_subbuf_size_kb", std::to_string(StreamHub::kSubbufKb));
     // A new instance takes the top level's options: with "block" set there,
     // the kernel polls every trace_pipe_raw (and trace_pipe) of the instance
     // readable at all times, and the ring readers of an open stream with
-    // nothing to read woke about 900 times a second each.
+    // nothing to read would spin.
     (void)instance->write("options/block", "0");
     controller = std::make_unique<Controller>(*instance, *tracefs, resolution, &wanted);
     hub = std::make_unique<StreamHub>(RingFiles(instance->path()), instance->cpus(), resolution, reader_mode,

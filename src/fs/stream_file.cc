@@ -64,7 +64,7 @@ bool StreamFile::take_in_place(Open& o, std::size_t count, ReadCompletion& c) {
 
 void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) {
   // Reused by each thread: a read allocates nothing (allocating and freeing
-  // a large buffer per read made glibc give the pages back and fault them
+  // a large buffer per read lets glibc give the pages back and fault them
   // in again, with TLB shootdowns, on every read).
   thread_local std::string out;
   {

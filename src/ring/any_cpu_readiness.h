@@ -4,9 +4,7 @@
 // written on any CPU, whatever buffer_percent says (the watermark applies
 // only to one CPU's files), and polls it readable for as long as a record
 // is unread anywhere. The ring readers wait on it while nothing comes, so an
-// idle open stream costs almost no wakeups (probed on 6.18: with
-// buffer_percent at 50, a poller woke within a millisecond of one
-// trace_marker write). The kernel's code admits its wakeup can miss a lone
+// idle open stream costs almost no wakeups. The kernel's code admits its wakeup can miss a lone
 // record (its writers take no barrier): the readers still look once a
 // second.
 //

@@ -76,7 +76,7 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
       // events the kernel did not count as read yet (the writer added them
       // after the last GET_READER, then moved on): this GET_READER only
       // counted them, and the ring behind may be full (a drainer that took
-      // that for a catch-up rested while the ring overran: drain trace).
+      // that for a catch-up would rest while the ring overran).
       // Then: walk those events and ask again, once.
       const std::uint64_t written = load(meta_->entries), gone = load(meta_->overrun) + load(meta_->read);
       if (asked_again || written <= gone) return static_cast<int>(n);

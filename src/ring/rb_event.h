@@ -16,9 +16,9 @@
  *
  * The same steps as libtraceevent's kbuffer (the tests hold one against the
  * other on random sub-buffers of 4- and 8-byte longs and on the running
- * kernel's own), without its indirect calls: Debian 12's libtraceevent
- * 1.7.1 is built without optimization, and its walk took 29-50 ns a record
- * here (projection_bench's KbufferWalk), against 2.5 for this.
+ * kernel's own), without its calls per record: it runs once per record on
+ * the hot path, and libtraceevent may be built without optimization
+ * (projection_bench's Walk and KbufferWalk compare the two; docs/measurements.md).
  *
  * C, so that the benchmark's C readers count records the same way. */
 #ifndef EVENTFS_RING_RB_EVENT_H

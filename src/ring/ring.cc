@@ -76,8 +76,8 @@ class ReadRing final : public CpuRing {
         // next drain, when the ring is buffer_percent full, gets whole
         // sub-buffers (swapped, not copied). Except for the first short
         // one after a catch-up: the rest of the page that was caught up
-        // on, which the writer has filled since and left (a storm: the
-        // drainer that stopped there let the ring overrun).
+        // on, which the writer has filled since and left (in a storm, a
+        // drainer that stopped there would let the ring overrun).
         if (loaded_ && short_ && !resumed_) {
           loaded_ = false;
           resumed_ = true;

@@ -51,9 +51,8 @@ namespace {
 
 // Pages are faulted in this much at a time: each MADV_POPULATE_WRITE holds
 // the process's mmap lock, and an mmap() waiting for it holds up every
-// thread that then takes it. MAP_POPULATE held it for the whole buffer:
-// with 256 MiB queues, a stats read at a session's start waited 250-330 ms
-// (10-15 ms in 2 MiB steps). Where the kernel has no MADV_POPULATE_WRITE
+// thread that then takes it; MAP_POPULATE would hold it for the whole
+// buffer. Where the kernel has no MADV_POPULATE_WRITE
 // (before Linux 5.14), each page is touched.
 constexpr std::size_t kPopulateChunk = 2u << 20;
 

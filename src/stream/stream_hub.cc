@@ -59,14 +59,12 @@ void move_records(RecordQueue& from, RecordQueue& to) {
 // daemon may use that CPU (a CPU kept out of its affinity, as isolated ones
 // are, is left alone; so is an offline one, until it comes online: the
 // kernel leaves offline CPUs out of the affinity it reports). Floating, two
-// drainers woken at once were often put on the same CPU and took turns of
-// several milliseconds there while the other CPU's writer overran the ring
-// (scheduler trace).
+// drainers woken at once can be put on the same CPU and take turns there
+// while the other CPU's writer overruns its ring.
 // True once the thread is on its CPU. False while the CPU is offline, or
 // not yet back in the thread's affinity after coming online: the kernel
-// adds it back a moment later (cpusets), and a reader that tried only at
-// once was left running anywhere (the offline-CPU test, one run in two);
-// callers try again at later turns.
+// adds it back a moment later (cpusets), so callers try again at later
+// turns rather than once.
 bool pin_to_cpu(int cpu) {
   cpu_set_t allowed;
   if (cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
@@ -236,8 +234,7 @@ bool StreamHub::open_rings(std::string& error) {
     if (!r) return false;
     rings.push_back(std::move(r));
   }
-  // The queues' memory, faulted in before the locks are taken (12 MiB a CPU
-  // by default): unless still there from the last session (only this thread
+  // The queues' memory, faulted in before the locks are taken: unless still there from the last session (only this thread
   // frees it, between sessions; the drainers, which allocate a missing
   // queue, are parked). A CPU with no ring yet gets its queue's memory when
   // its first records come: a machine may have many more possible CPUs
@@ -247,7 +244,7 @@ bool StreamHub::open_rings(std::string& error) {
   if (open_readiness_) {
     readiness = open_readiness_();
   } else {
-    std::string why;  // (without it, idle rings are swept as before: nothing to report)
+    std::string why;  // without it, idle rings are swept: nothing to report
     readiness = open_any_cpu_readiness(files_, why);
   }
   std::vector<std::pair<RecordQueue::Memory, RecordQueue::Memory>> memory(cpu_.size());
@@ -428,12 +425,12 @@ void StreamHub::drain_loop(int cpu) {
     // default), but not within kRest of catching up with the writer; and
     // at each sweep (kPollMs apart while records come, so a trickle comes in
     // batches at most that late; doubling up to kIdlePollMs while sweeps
-    // find nothing: an idle open stream costs 100 wakeups a second; at 40 ms
-    // a storm starting on an idle stream overran the ring before the first
-    // sweep, the kernel's buffer_percent wakeup alone came too late; but a
-    // sweep reads nothing while that wakeup came within two intervals: in a
-    // storm, a sweep found only the writer's part-filled sub-buffer, copied
-    // event by event, one read in eight). Not reading at the writer's heels
+    // find nothing, so that an idle open stream costs few wakeups, but not
+    // so far that a storm starting on an idle stream overruns the ring before
+    // the first sweep: the kernel's buffer_percent wakeup alone can come too
+    // late; and a sweep reads nothing while that wakeup came within two
+    // intervals, since it would find only the writer's part-filled
+    // sub-buffer, copied event by event). Not reading at the writer's heels
     // lets the kernel fill whole sub-buffers,
     // which read(2) takes by swapping a page (a partly read sub-buffer is
     // copied event by event, and mmap's GET_READER consumes event by event);
@@ -533,7 +530,7 @@ void StreamHub::drain_loop(int cpu) {
         }
         behind = got == static_cast<int>(batch);
         // (Not after a sweep that found nothing, the ring not ready: an idle
-        // stream's reader then woke twice a sweep, at the rest's end too.)
+        // stream's reader would wake twice a sweep, at the rest's end too.)
         if (!behind && (got != 0 || ready)) rest_until = now + kRest;
         added += sink.added;
         const bool found = got != 0 || sink.added != 0 || ready;

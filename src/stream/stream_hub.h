@@ -63,8 +63,8 @@ class StreamHub {
   // Called (without hub locks held, from CPU `cpu`'s notifier thread or
   // the control thread) whenever new records are queued, or the rings'
   // error changes: for every CPU's records (cpu < 0, as the merged text
-  // stream wants), or only for CPU `cpu`'s. (Telling every CPU's streams
-  // took their locks, and waited on the other CPU's, in this CPU's turn.)
+  // stream wants), or only for CPU `cpu`'s (telling every CPU's streams
+  // would take their locks, and wait on the other CPU's, in this CPU's turn).
   void on_data(std::function<void()> listener, int cpu = -1);
   // Called with a one-line reason when the rings cannot be opened (once per
   // distinct reason; the streams' readers then get EIO), and when reading
@@ -87,16 +87,15 @@ class StreamHub {
 
   // The nice value of the threads that read the rings, and of their
   // notifiers (before start()).
-  // They run only while records come, in proportion to them; a storm that
-  // keeps every CPU busy delays a drainer at the daemon's own priority by
-  // several milliseconds at times (the scheduler's other tasks' slices),
-  // long enough for the ring to overrun.
+  // They run only while records come, in proportion to them; in a storm
+  // that keeps every CPU busy, a drainer at the daemon's own priority waits
+  // for the other tasks' slices, long enough at times for the ring to
+  // overrun.
   void set_drainer_nice(int nice) { drainer_nice_ = nice; }
   // Or SCHED_FIFO at `priority` (1-99) for them (before start()): a woken
   // ring thread then runs at once. At a nice value, the scheduler (EEVDF)
-  // lets the running writer finish its slice first; in a storm that keeps
-  // every CPU busy that was 5 ms at times, about half the time the ring
-  // takes to fill from its wake-up mark (scheduler trace).
+  // lets the running writer finish its slice first, which in a storm can be
+  // a good part of the time the ring takes to fill from its wake-up mark.
   void set_drainer_fifo(int priority) { drainer_fifo_ = priority; }
   void start();
   // Stops the threads and closes the rings (before the instance goes).
@@ -183,11 +182,10 @@ class StreamHub {
   // listener takes its file's lock, which a reader answered in place holds
   // while the kernel copies the answer (and longer if the reader's thread
   // is preempted meanwhile); a drainer that told the listeners itself
-  // waited there for milliseconds at times while its ring overran
-  // (scheduler trace). It runs where its drainer does, at the same nice
-  // value: it answers waiting readers in place, with the queue held; at the
-  // daemon's own nice value it was preempted there by the CPU's writer, and
-  // the drainer, its staging queue full, waited for the queue.
+  // would wait there while its ring overruns. It runs where its drainer
+  // does, at the same nice value: it answers waiting readers in place, with
+  // the queue held, and preempted there by the CPU's writer it would keep
+  // the drainer, its staging queue full, waiting for the queue.
   std::vector<std::thread> notifiers_;
   // The most queue bytes one raw record can make: the records of every
   // stable event over one raw event, and a lost-events record (for the

@@ -47,7 +47,8 @@ class Instance final : public InstanceFiles {
   // CPUs with a ring in the instance (per_cpu/cpuN).
   int cpus() const;
 
-  // Records this process as the owner (again: after fuse_daemonize forks).
+  // Records this process as the owner (again: after the daemon goes to the
+  // background, in a new process).
   int record_owner();
 
   // Where the ownership records of instances live.
