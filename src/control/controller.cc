@@ -403,12 +403,45 @@ std::string trigger_kind(std::string_view kernel_text) {
 
 }  // namespace
 
-std::string Controller::duplicate_of(const KernelWrite& w, const std::vector<KernelWrite>& writes, std::size_t index,
-                                     const Stable* names) const {
+namespace {
+
+// A trigger as the kernel lists it, as it is written to set it again:
+// "traceon:count=5 if a == 1" -> "traceon:5 if a == 1", ":unlimited" dropped.
+std::string input_form(const std::string& line) {
+  std::string head = line.substr(0, line.find(" if "));
+  std::string rest = line.substr(head.size());
+  auto colon = head.rfind(':');
+  if (colon != std::string::npos) {
+    std::string last = head.substr(colon + 1);
+    if (last == "unlimited") head.erase(colon);
+    else if (last.rfind("count=", 0) == 0) head = head.substr(0, colon + 1) + last.substr(6);
+  }
+  return head + rest;
+}
+
+// What removes a trigger written as `text`: "!" and its command and target,
+// without count or filter.
+std::string removal_of(const std::string& text) {
+  std::string undo = text.substr(0, text.find(" if "));
+  auto colon = undo.rfind(':');
+  if (colon != std::string::npos && undo.find_first_not_of("0123456789", colon + 1) == std::string::npos)
+    undo.erase(colon);
+  return "!" + undo;
+}
+
+}  // namespace
+
+std::string Controller::duplicate_of(const Plan& plan, std::size_t index, const Stable* names) const {
+  const KernelWrite& w = plan.writes[index];
   const std::string kind = trigger_kind(w.text);
   if (kind.empty()) return {};
-  for (std::size_t j = 0; j < index; ++j)
-    if (writes[j].dir == w.dir && trigger_kind(writes[j].text) == kind) return writes[j].text;
+  // The write's own earlier commands: the last one of this kind decides.
+  for (std::size_t j = index; j-- > 0;) {
+    const KernelWrite& o = plan.writes[j];
+    if (o.dir != w.dir || trigger_kind(o.text) != kind) continue;
+    if (o.remove) return {};
+    return o.text;
+  }
   std::string k;
   if (files_.read(w.dir + "/trigger", k) != 0) return {};
   for (const auto& line : lines_of(k)) {
@@ -420,69 +453,67 @@ std::string Controller::duplicate_of(const KernelWrite& w, const std::vector<Ker
   return {};
 }
 
-int Controller::apply_triggers(const std::string& where, const std::vector<KernelWrite>& writes, bool removing,
-                               std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos,
-                               const Stable* names) {
+int Controller::apply_triggers(const std::string& where, const Plan& plan, std::string_view text, const Stable* names) {
+  const auto& writes = plan.writes;
   // A duplicate is known before anything is armed: refuse it then. (Armed
   // triggers fire while the write goes on, and a refusal later has effects
   // of theirs to undo.)
-  if (!removing)
-    for (std::size_t i = 0; i < writes.size(); ++i)
-      if (std::string d = duplicate_of(writes[i], writes, i, names); !d.empty())
+  for (std::size_t i = 0; i < writes.size(); ++i)
+    if (!writes[i].remove)
+      if (std::string d = duplicate_of(plan, i, names); !d.empty())
         return refuse(where, EEXIST,
                       fmt::format("File exists: '{}' is set already (one trigger of its kind per event{})", d,
                                   writes[i].target_dir.empty() ? "" : " and target"),
-                      text, 0);
+                      text, plan.commands[writes[i].command].command_pos);
   // What a trigger that fires meanwhile changes: its target's enable, and
   // tracing on or off. Put back as it was if the kernel refuses a later write.
   std::vector<std::pair<std::string, std::string>> before;
-  if (!removing) {
-    std::set<std::string> seen;
-    for (const auto& w : writes)
-      if (!w.target_dir.empty() && seen.insert(w.target_dir).second) {
-        std::string k;
-        if (files_.read(w.target_dir + "/enable", k) == 0) before.emplace_back(w.target_dir + "/enable", k);
-      }
-    std::string k;
-    if (files_.read("tracing_on", k) == 0) before.emplace_back("tracing_on", k);
-  }
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    KernelRefusal why;
-    int e = kernel_write(writes[i].dir + "/trigger", writes[i].text, &why);
-    if (!e) continue;
-    if (!removing) {
-      // Undo what this write already added, newest first; a refused write changes nothing.
-      for (std::size_t j = i; j-- > 0;) {
-        std::string undo = writes[j].text.substr(0, writes[j].text.find(" if "));
-        auto colon = undo.rfind(':');
-        bool counted = colon != std::string::npos &&
-                       undo.find_first_not_of("0123456789", colon + 1) == std::string::npos;
-        if (counted) undo = undo.substr(0, colon);
-        kernel_write(writes[j].dir + "/trigger", "!" + undo);
-      }
-      for (const auto& [file, was] : before) {
-        std::string now;
-        // "1*" and "0*" are the soft mode another trigger holds: writing the
-        // digit sets or clears its soft-disable as the plain state is set.
-        if (files_.read(file, now) == 0 && !now.empty() && !was.empty() && now[0] != was[0])
-          kernel_write(file, std::string(1, was[0]));
-      }
+  std::set<std::string> seen;
+  for (const auto& w : writes)
+    if (!w.target_dir.empty() && seen.insert(w.target_dir).second) {
+      std::string k;
+      if (files_.read(w.target_dir + "/enable", k) == 0) before.emplace_back(w.target_dir + "/enable", k);
     }
-    return kernel_refused(where, e, why, text, filter, filter_pos);
+  std::string k;
+  if (files_.read("tracing_on", k) == 0) before.emplace_back("tracing_on", k);
+  // What each applied write undoes with: a removal puts back what it removed.
+  std::vector<std::string> undo(writes.size());
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    const KernelWrite& w = writes[i];
+    if (w.remove) {
+      const std::string kind = trigger_kind(w.text);
+      std::string now;
+      if (!kind.empty() && files_.read(w.dir + "/trigger", now) == 0)
+        for (const auto& line : lines_of(now))
+          if (line[0] != '#' && trigger_kind(line) == kind) {
+            undo[i] = input_form(line);
+            break;
+          }
+    } else {
+      undo[i] = removal_of(w.text);
+    }
+    KernelRefusal why;
+    int e = kernel_write(w.dir + "/trigger", w.text, &why);
+    if (!e) continue;
+    // A refused write changes nothing: undo the rest, newest first.
+    for (std::size_t j = i; j-- > 0;)
+      if (!undo[j].empty()) kernel_write(writes[j].dir + "/trigger", undo[j]);
+    for (const auto& [file, was] : before) {
+      std::string now;
+      // "1*" and "0*" are the soft mode another trigger holds: writing the
+      // digit sets or clears its soft-disable as the plain state is set.
+      if (files_.read(file, now) == 0 && !now.empty() && !was.empty() && now[0] != was[0])
+        kernel_write(file, std::string(1, was[0]));
+    }
+    const Plan::Command& c = plan.commands[w.command];
+    if (!why.logged) return refuse(where, e, std::strerror(e), text, c.command_pos);
+    return kernel_refused(where, e, why, text, c.has_filter ? &c.filter : nullptr, c.filter_pos);
   }
   return 0;
 }
 
-int Controller::write_trigger(std::size_t index, std::string_view data) {
-  const Stable& s = stable_.at(index);
-  std::string where = s.name + "/trigger";
-  int err;
-  if (!check_size(where, data, err)) return err;
-  TriggerCommand t;
-  FilterError fe;
-  std::string text = shown(data);
-  if (!parse_trigger(data, TargetStyle::Stable, t, fe))
-    return refuse(where, EINVAL, with_available(fe.message), text, fe.pos);
+int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std::string& where,
+                            const std::string& text, Plan& plan) {
   if (int e = check_command(where, t, text)) return e;
   if (t.command == "hist" || t.command == "enable_hist" || t.command == "disable_hist")
     return refuse(where, EINVAL,
@@ -511,34 +542,89 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
   } else {
     targets.push_back({"", "", ""});
   }
-  TranslatedFilter tf;
+  Plan::Command c;
+  c.has_filter = t.has_filter;
+  c.filter_pos = t.filter_pos;
+  c.command_pos = t.command_pos - (t.remove ? 1 : 0);
   if (t.has_filter) {
-    if (!translate_filter(t.filter, s.fields, tf, fe))
+    FilterError fe;
+    if (!translate_filter(t.filter, s.fields, c.filter, fe))
       return refuse(where, EINVAL, fe.message, text, t.filter_pos + fe.pos);
   }
-  std::vector<KernelWrite> writes;
-  std::vector<std::string> dirs{s.dir};
   for (const auto& tg : targets) {
-    writes.push_back({s.dir, t.kernel_text(tg.kernel, tf.raw), tg.dir});
-    if (!tg.dir.empty()) dirs.push_back(tg.dir);
-  }
-  for (const auto& w : writes)
+    KernelWrite w{s.dir, t.kernel_text(tg.kernel, c.filter.raw), tg.dir, t.remove, plan.commands.size()};
     if (w.text.size() >= kPageSize)
       return refuse(where, EINVAL,
                     fmt::format("Command too long in the kernel's names ({} bytes; the limit is {})", w.text.size(),
                                 kPageSize - 1),
-                    text, 0);
-  EventLocks locks(*this, dirs);
+                    text, t.command_pos);
+    if (!tg.dir.empty()) plan.dirs.push_back(tg.dir);
+    plan.writes.push_back(std::move(w));
+    plan.records.push_back({t.remove, t.command + (tg.kernel.empty() ? "" : ":" + tg.kernel), c.filter.raw, tg.stable,
+                            t.has_filter ? trimmed(t.filter) : ""});
+  }
+  plan.commands.push_back(std::move(c));
+  return 0;
+}
+
+int Controller::plan_raw(const std::string& dir, const TriggerCommand& t, const std::string& where,
+                         const std::string& text, Plan& plan) {
+  if (int e = check_command(where, t, text)) return e;
+  Plan::Command c;
+  c.filter_pos = t.filter_pos;
+  c.command_pos = t.command_pos - (t.remove ? 1 : 0);
+  const std::size_t command = plan.commands.size();
+  std::size_t first = plan.writes.size();
+  if (t.command.find("hist") != std::string::npos) {
+    plan.writes.push_back({dir, t.source, "", t.remove, command});
+  } else if (t.takes_target()) {
+    // The kernel takes one <system>:<event>; globs are expanded here.
+    std::string tsys = t.target.substr(0, t.target.find(':'));
+    std::string tev = t.target.substr(t.target.find(':') + 1);
+    for (const auto& sys : tracefs_.systems()) {
+      if (is_glob(tsys) ? fnmatch(tsys.c_str(), sys.c_str(), 0) != 0 : sys != tsys) continue;
+      for (const auto& ev : tracefs_.events(sys))
+        if (is_glob(tev) ? fnmatch(tev.c_str(), ev.c_str(), 0) == 0 : ev == tev) {
+          plan.writes.push_back({dir, t.kernel_text(sys + ":" + ev, t.filter), raw_dir(sys, ev), t.remove, command});
+          plan.dirs.push_back(plan.writes.back().target_dir);
+        }
+    }
+    if (plan.writes.size() == first)
+      return refuse(where, EINVAL,
+                    is_glob(t.target) ? fmt::format("No event matches '{}'", t.target)
+                                      : fmt::format("Unknown event '{}'", t.target),
+                    text, t.target_pos);
+  } else {
+    plan.writes.push_back({dir, t.kernel_text("", t.filter), "", t.remove, command});
+  }
+  plan.commands.push_back(std::move(c));
+  return 0;
+}
+
+int Controller::write_trigger(std::size_t index, std::string_view data) {
+  const Stable& s = stable_.at(index);
+  std::string where = s.name + "/trigger";
+  int err;
+  if (!check_size(where, data, err)) return err;
+  std::vector<TriggerCommand> commands;
+  FilterError fe;
+  std::string text = shown(data);
+  if (!parse_triggers(data, TargetStyle::Stable, commands, fe))
+    return refuse(where, EINVAL, with_available(fe.message), text, fe.pos);
+  Plan plan;
+  plan.dirs.push_back(s.dir);
+  for (const auto& t : commands)
+    if (int e = plan_stable(s, t, where, text, plan)) return e;
+  EventLocks locks(*this, plan.dirs);
   PublishOnExit publish{*this};
-  if (int e = apply_triggers(where, writes, t.remove, text, t.has_filter ? &tf : nullptr, t.filter_pos, &s)) return e;
+  if (int e = apply_triggers(where, plan, text, &s)) return e;
   std::lock_guard lock(state_mu_);
-  for (const auto& tg : targets) {
-    std::string identity = t.command + (tg.kernel.empty() ? "" : ":" + tg.kernel);
-    if (t.remove) {
+  for (const auto& r : plan.records) {
+    if (r.remove) {
       for (auto it = applied_.begin(); it != applied_.end();)
-        it = (std::get<0>(it->first) == s.dir && std::get<1>(it->first) == identity) ? applied_.erase(it) : std::next(it);
+        it = (std::get<0>(it->first) == s.dir && std::get<1>(it->first) == r.identity) ? applied_.erase(it) : std::next(it);
     } else {
-      applied_[{s.dir, identity, tf.raw}] = {tg.stable, t.has_filter ? trimmed(t.filter) : "", index};
+      applied_[{s.dir, r.identity, r.raw_filter}] = {r.stable_target, r.stable_filter, index};
     }
   }
   return 0;
@@ -548,40 +634,19 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   std::string where = fmt::format("raw/{}/{}/trigger", system, event);
   int err;
   if (!check_size(where, data, err)) return err;
-  TriggerCommand t;
+  std::vector<TriggerCommand> commands;
   FilterError fe;
   std::string text = shown(data);
-  if (!parse_trigger(data, TargetStyle::Raw, t, fe))
+  if (!parse_triggers(data, TargetStyle::Raw, commands, fe))
     return refuse(where, EINVAL, with_available(fe.message), text, fe.pos);
-  if (int e = check_command(where, t, text)) return e;
-  std::string dir = raw_dir(system, event);
-  std::vector<KernelWrite> writes;
-  std::vector<std::string> dirs{dir};
-  if (t.command.find("hist") != std::string::npos) {
-    writes.push_back({dir, trimmed(data), ""});
-  } else if (t.takes_target()) {
-    // The kernel takes one <system>:<event>; globs are expanded here.
-    std::string tsys = t.target.substr(0, t.target.find(':'));
-    std::string tev = t.target.substr(t.target.find(':') + 1);
-    for (const auto& sys : tracefs_.systems()) {
-      if (is_glob(tsys) ? fnmatch(tsys.c_str(), sys.c_str(), 0) != 0 : sys != tsys) continue;
-      for (const auto& ev : tracefs_.events(sys))
-        if (is_glob(tev) ? fnmatch(tev.c_str(), ev.c_str(), 0) == 0 : ev == tev) {
-          writes.push_back({dir, t.kernel_text(sys + ":" + ev, t.filter), raw_dir(sys, ev)});
-          dirs.push_back(writes.back().target_dir);
-        }
-    }
-    if (writes.empty())
-      return refuse(where, EINVAL,
-                    is_glob(t.target) ? fmt::format("No event matches '{}'", t.target)
-                                      : fmt::format("Unknown event '{}'", t.target),
-                    text, t.target_pos);
-  } else {
-    writes.push_back({dir, t.kernel_text("", t.filter), ""});
-  }
-  EventLocks locks(*this, dirs);
+  const std::string dir = raw_dir(system, event);
+  Plan plan;
+  plan.dirs.push_back(dir);
+  for (const auto& t : commands)
+    if (int e = plan_raw(dir, t, where, text, plan)) return e;
+  EventLocks locks(*this, plan.dirs);
   PublishOnExit publish{*this};
-  return apply_triggers(where, writes, t.remove, text, nullptr, t.filter_pos, nullptr);
+  return apply_triggers(where, plan, text, nullptr);
 }
 
 std::string Controller::translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) const {

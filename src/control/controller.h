@@ -73,9 +73,30 @@ class Controller {
   using AppliedKey = std::tuple<std::string, std::string, std::string>;  // dir, cmd:target, raw filter
 
   // One write to a trigger file of the instance: `dir` is the event's,
-  // `target_dir` the event an enable_event/disable_event names ("" if none).
+  // `target_dir` the event an enable_event/disable_event names ("" if none);
+  // `command` indexes the Plan's commands (for error positions).
   struct KernelWrite {
     std::string dir, text, target_dir;
+    bool remove = false;
+    std::size_t command = 0;
+  };
+  // A write's commands, translated whole before anything is applied.
+  struct Plan {
+    struct Command {
+      bool has_filter = false;
+      TranslatedFilter filter;  // stable -> raw, for error positions
+      std::size_t filter_pos = 0;
+      std::size_t command_pos = 0;  // where the command begins in the write
+    };
+    // What read-back shows in the writer's own names (stable files only).
+    struct Record {
+      bool remove;
+      std::string identity, raw_filter, stable_target, stable_filter;
+    };
+    std::vector<Command> commands;
+    std::vector<KernelWrite> writes;
+    std::vector<std::string> dirs;  // every event the write may change
+    std::vector<Record> records;
   };
   // What the kernel's error_log said about a refused write.
   struct KernelRefusal {
@@ -104,12 +125,17 @@ class Controller {
   int check_command(const std::string& where, const TriggerCommand& t, std::string_view text);
   std::string with_available(const std::string& message) const;
   // A trigger the kernel would refuse as a duplicate: one of the same kind
-  // (and target) already on the event, or earlier in `writes`. Empty if none.
-  std::string duplicate_of(const KernelWrite& w, const std::vector<KernelWrite>& writes, std::size_t index,
-                           const Stable* names) const;
-  int apply_triggers(const std::string& where, const std::vector<KernelWrite>& writes, bool removing,
-                     std::string_view text, const TranslatedFilter* filter, std::size_t filter_pos,
-                     const Stable* names);
+  // (and target) already on the event and not removed earlier in the write,
+  // or added earlier in it. Empty if none.
+  std::string duplicate_of(const Plan& plan, std::size_t index, const Stable* names) const;
+  // Plans one command of a stable or raw trigger file (0, or a refusal).
+  int plan_stable(const Stable& s, const TriggerCommand& t, const std::string& where, const std::string& text,
+                  Plan& plan);
+  int plan_raw(const std::string& dir, const TriggerCommand& t, const std::string& where, const std::string& text,
+               Plan& plan);
+  // Applies a plan all or nothing: on a refusal, what it applied is undone
+  // newest first and the events its triggers may have switched are put back.
+  int apply_triggers(const std::string& where, const Plan& plan, std::string_view text, const Stable* names);
   // state_mu_ held.
   std::string translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) const;
   std::string raw_dir(const std::string& system, const std::string& event) const;

@@ -53,6 +53,7 @@ bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out
     }
     std::string_view s = text.substr(b, e - b);
     TriggerCommand t;
+    t.source = std::string(s);
     std::size_t i = 0;
     if (s[0] == '!') {
       t.remove = true;
@@ -130,6 +131,60 @@ bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out
     err = {f.message, f.pos};
     return false;
   }
+}
+
+bool parse_triggers(std::string_view text, TargetStyle style, std::vector<TriggerCommand>& out, FilterError& err) {
+  out.clear();
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      err = {"Invalid character in command", i};
+      return false;
+    }
+  }
+  std::size_t first = 0;
+  while (first < n && std::isspace(static_cast<unsigned char>(text[first]))) ++first;
+  if (first == n) {
+    err = {"Empty command", 0};
+    return false;
+  }
+  // Where commands begin.
+  std::vector<std::size_t> starts;
+  char quote = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      continue;
+    }
+    if (i > 0 && !std::isspace(static_cast<unsigned char>(text[i - 1]))) continue;
+    std::size_t k = i + (c == '!');
+    for (const auto& cmd : known_trigger_commands()) {
+      std::size_t end = k + cmd.size();
+      if (text.compare(k, cmd.size(), cmd) == 0 &&
+          (end == n || text[end] == ':' || std::isspace(static_cast<unsigned char>(text[end])))) {
+        starts.push_back(i);
+        break;
+      }
+    }
+  }
+  // Text before the first command is a command of its own (an unknown one).
+  if (starts.empty() || starts[0] != first) starts.insert(starts.begin(), first);
+  for (std::size_t j = 0; j < starts.size(); ++j) {
+    const std::size_t b = starts[j], e = j + 1 < starts.size() ? starts[j + 1] : n;
+    // The command alone, where it stands in the text, so that positions are the text's.
+    std::string alone(n, ' ');
+    for (std::size_t i = b; i < e; ++i) alone[i] = text[i] == '\n' ? ' ' : text[i];
+    TriggerCommand t;
+    if (!parse_trigger(alone, style, t, err)) return false;
+    out.push_back(std::move(t));
+  }
+  return true;
 }
 
 std::vector<std::string> available_triggers_from(std::string_view text) {

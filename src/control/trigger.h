@@ -1,5 +1,5 @@
 // The kernel's event trigger grammar (Documentation/trace/events.rst, "Event
-// triggers"), one command per write:
+// triggers"):
 //
 //   [!]<command>[:<target>][:<count>] [if <filter>]
 //
@@ -24,6 +24,7 @@ struct TriggerCommand {
   bool has_filter = false;
   std::string filter;
   std::size_t command_pos = 0, target_pos = 0, count_pos = 0, filter_pos = 0;
+  std::string source;  // the command as written, trimmed (hist's own syntax goes to the kernel as it is)
 
   bool takes_target() const { return command == "enable_event" || command == "disable_event"; }
   // The text the kernel is given: [!]command[:target][:count][ if filter].
@@ -36,6 +37,16 @@ enum class TargetStyle { Stable, Raw };
 // the byte offset of the problem) on an unknown command, empty input, more than one line,
 // control bytes, a bad count, a missing target, an `if` without a filter.
 bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out, FilterError& err);
+
+// Several commands in one write, as the 2013 proposal's first example has
+// them. A command begins at a known command name (known_trigger_commands()),
+// with or without '!', at the start of the text or after white space outside
+// a quoted string, followed by ':', white space or the end; everything up to
+// the next one is its own (count, `if` filter; a newline is white space, so a
+// filter may go on over lines but ends where the next command begins). A
+// field or value spelled like a command name must be quoted. Positions in
+// `out` and `err` are offsets into `text`. At least one command.
+bool parse_triggers(std::string_view text, TargetStyle style, std::vector<TriggerCommand>& out, FilterError& err);
 
 // Every trigger command the kernel has ever had (whether this one has it is
 // in its "Available triggers" list).

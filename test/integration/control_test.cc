@@ -725,6 +725,36 @@ TEST_F(ControlTranslation, ARawGlobIsExpandedOverTheKernelsEvents) {
   for (const auto& ev : blocks) EXPECT_EQ(K("block/" + ev + "/enable").find('*'), std::string::npos) << ev;
 }
 
+// The 2013 proposal's first example, verbatim: two commands in one write,
+// two kernel triggers; one write removes both. A write whose second command
+// the kernel would refuse (its target is already held by a trigger of the
+// same kind) is refused whole: its first command is not applied either.
+TEST_F(ControlTranslation, TheProposalsFirstExampleIsTwoTriggersAndAWriteIsAllOrNothing) {
+  const std::string k = "syscalls/sys_enter_read/trigger";
+  ASSERT_TRUE(exists(inst_ + "/events/" + k)) << "no syscalls:sys_enter_read on this kernel";
+  ASSERT_TRUE(Write("raw/syscalls/sys_enter_read/trigger",
+                    "enable_event:filemap:mm_filemap_add_to_page_cache "
+                    "enable_event:filemap:mm_filemap_delete_from_page_cache\n"));
+  EXPECT_EQ(as_set(trigger_lines(K(k))),
+            (std::set<std::string>{"enable_event:filemap:mm_filemap_add_to_page_cache:unlimited",
+                                   "enable_event:filemap:mm_filemap_delete_from_page_cache:unlimited"}));
+  const std::string before = K(k);
+  EXPECT_EQ(write_once(*m_ / "raw/syscalls/sys_enter_read/trigger",
+                       "stacktrace:3 if fd == 1\ndisable_event:filemap:mm_filemap_add_to_page_cache\n"),
+            EEXIST);
+  EXPECT_EQ(K(k), before);
+  const std::string log = M("error_log");
+  EXPECT_NE(log.find("raw/syscalls/sys_enter_read/trigger: error: File exists: "
+                     "'enable_event:filemap:mm_filemap_add_to_page_cache:unlimited' is set already"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("  Command: stacktrace:3 if fd == 1\\x0adisable_event:"), std::string::npos) << log;
+  ASSERT_TRUE(Write("raw/syscalls/sys_enter_read/trigger",
+                    "!enable_event:filemap:mm_filemap_add_to_page_cache\n"
+                    "!enable_event:filemap:mm_filemap_delete_from_page_cache\n"));
+  EXPECT_TRUE(trigger_lines(K(k)).empty()) << K(k);
+}
+
 // ---------------------------------------------------------------------------
 // 3. Refused writes: the errno, a line in error_log, and no change.
 

@@ -13,6 +13,7 @@
 #include "../common/refused_writes.h"
 #include "control/controller.h"
 #include "control/error_log.h"
+#include "control/trigger.h"
 #include "fake_instance.h"
 #include "fixture_kernels.h"
 
@@ -348,6 +349,87 @@ TEST_F(ControllerTest, RawTriggersPassThroughAndExpandGlobsTheKernelRefuses) {
   EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"),
             "enable_event:softirq_exit:count=2 if prev_prio < 100\n"
             "enable_event:softirq_entry:count=2 if prev_prio < 100\n");
+}
+
+// The 2013 proposal's first example: two commands in one write, each its
+// own kernel trigger.
+TEST_F(ControllerTest, SeveralCommandsInOneWriteEachBecomeAKernelTrigger) {
+  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_switch",
+                                  "enable_event:irq:softirq_entry enable_event:irq:softirq_exit\n"),
+            0)
+      << ctl.error_log().text();
+  EXPECT_EQ(fake.triggers(kSwitch), (std::vector<std::string>{"enable_event:irq:softirq_entry:unlimited",
+                                                              "enable_event:irq:softirq_exit:unlimited"}));
+  // On a stable file, with a filter that ends where the next command begins,
+  // one that goes on over a newline, and a command word quoted in a filter.
+  ASSERT_EQ(ctl.write_trigger(index("task_switch"),
+                              "stacktrace:5 if from == 1 traceoff if to == 2\n  && from == 3\n"
+                              "disable_event:sched_wakeup if to == \"traceon\""),
+            0)
+      << ctl.error_log().text();
+  EXPECT_EQ(fake.triggers(kSwitch), (std::vector<std::string>{
+                                        "enable_event:irq:softirq_entry:unlimited",
+                                        "enable_event:irq:softirq_exit:unlimited",
+                                        "stacktrace:count=5 if prev_pid == 1",
+                                        "traceoff:unlimited if next_pid == 2   && prev_pid == 3",
+                                        "disable_event:sched:sched_wakeup:unlimited if next_pid == \"traceon\""}));
+  EXPECT_EQ(read(&Controller::read_trigger, "task_switch"),
+            "disable_event:sched_wakeup:unlimited if to == \"traceon\"\n"
+            "traceoff:unlimited if to == 2   && from == 3\n"
+            "stacktrace:count=5 if from == 1\n"
+            "enable_event:softirq_exit:unlimited\n"
+            "enable_event:softirq_entry:unlimited\n");
+  // Removals, several at once.
+  ASSERT_EQ(ctl.write_trigger(index("task_switch"), "!stacktrace !traceoff !disable_event:sched_wakeup"), 0);
+  EXPECT_EQ(fake.triggers(kSwitch).size(), 2u);
+}
+
+// A write is applied all or nothing: when the kernel refuses its third
+// command, the first two (a removal and an addition) are undone, newest
+// first, and the removed trigger comes back with its count and filter.
+TEST_F(ControllerTest, AKernelRefusalUndoesTheWholeWriteNewestFirst) {
+  std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(sw, "traceon:7 if prev_pid == 4"), 0);
+  const auto before = fake.triggers(kSwitch);
+  fake.fail_after = 2;
+  EXPECT_EQ(ctl.write_trigger(sw, "!traceon stacktrace enable_event:sched_wakeup"), ENOMEM);
+  EXPECT_EQ(fake.triggers(kSwitch), before);
+  std::string log = ctl.error_log().text();
+  // The caret is at the refused command.
+  EXPECT_NE(log.find("  Command: !traceon stacktrace enable_event:sched_wakeup\n" + std::string(11 + 20, ' ') + "^"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"), "traceon:count=7 if prev_pid == 4\n");
+}
+
+TEST(ParseTriggers, CommandsBeginAtKnownCommandNamesOutsideQuotes) {
+  std::vector<TriggerCommand> out;
+  FilterError err;
+  ASSERT_TRUE(parse_triggers("  traceon:3 if a == 1 !stacktrace\nenable_event:x:y if c == 'traceoff' disable_event:p:q",
+                             TargetStyle::Raw, out, err))
+      << err.message;
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].command, "traceon");
+  EXPECT_EQ(out[0].command_pos, 2u);
+  EXPECT_EQ(*out[0].count, "3");
+  EXPECT_EQ(out[0].filter, "a == 1");
+  EXPECT_TRUE(out[1].remove);
+  EXPECT_EQ(out[1].command, "stacktrace");
+  EXPECT_FALSE(out[1].has_filter);
+  EXPECT_EQ(out[2].target, "x:y");
+  EXPECT_EQ(out[2].filter, "c == 'traceoff'");
+  EXPECT_EQ(out[3].command, "disable_event");
+  // A word that only starts like a command is not one; text before the first
+  // command is an unknown command, with its position.
+  ASSERT_TRUE(parse_triggers("traceoff if traceonly == 1", TargetStyle::Raw, out, err));
+  EXPECT_EQ(out.size(), 1u);
+  EXPECT_FALSE(parse_triggers("bogus traceon", TargetStyle::Raw, out, err));
+  EXPECT_EQ(err.message, "Unknown command 'bogus'");
+  EXPECT_FALSE(parse_triggers("traceon stacktrace:x", TargetStyle::Raw, out, err));
+  EXPECT_EQ(err.message, "Invalid count");
+  EXPECT_EQ(err.pos, 19u);
+  EXPECT_FALSE(parse_triggers(" \n ", TargetStyle::Raw, out, err));
+  EXPECT_EQ(err.message, "Empty command");
 }
 
 class ControllerRefuses : public ControllerTest, public ::testing::WithParamInterface<testing::RefusedWrite> {};
