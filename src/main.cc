@@ -302,12 +302,12 @@ int main(int argc, char* argv[]) {
     // Larger sub-buffers than the kernel's one page (Linux >= 6.8; older
     // kernels have no such file): the ring thread takes whole sub-buffers,
     // so the larger they are, the fewer read(2)s or GET_READERs per event.
-    (void)instance->write("buffer_subbuf_size_kb", std::to_string(StreamHub::kSubbufKb));
+    (void)instance->set_subbuf_kb(StreamHub::kSubbufKb);
     // A new instance takes the top level's options: with "block" set there,
     // the kernel polls every trace_pipe_raw (and trace_pipe) of the instance
     // readable at all times, and the ring readers of an open stream with
     // nothing to read would spin.
-    (void)instance->write("options/block", "0");
+    (void)instance->disable_option("block");
     controller = std::make_unique<Controller>(*instance, *tracefs, resolution, &wanted);
     hub = std::make_unique<StreamHub>(RingFiles(instance->path()), instance->cpus(), resolution, reader_mode,
                                       queue_bytes, &wanted);

@@ -61,15 +61,27 @@ class FilterParser {
       parse_unary();
     }
   }
+  // Each '(' and '!' is a level of recursion: bounded, so that no input can
+  // take the stack.
+  static constexpr int kMaxDepth = 256;
+  struct Deeper {
+    Deeper(int& depth, std::size_t pos) : depth_(depth) {
+      if (++depth_ > kMaxDepth) throw Fail{"Too deeply nested (the limit is 256 levels of '(' and '!')", pos};
+    }
+    ~Deeper() { --depth_; }
+    int& depth_;
+  };
   void parse_unary() {
     skip();
     if (i_ == s_.size()) throw Fail{"Missing field name and/or value", i_};
     if (s_[i_] == '!' && !at("!=")) {
+      Deeper level(depth_, i_);
       ++i_;
       parse_unary();
       return;
     }
     if (s_[i_] == '(') {
+      Deeper level(depth_, i_);
       std::size_t open = i_++;
       parse_or();
       if (!at(")")) throw Fail{"Unbalanced parens", open};
@@ -78,6 +90,7 @@ class FilterParser {
     }
     parse_predicate();
   }
+  int depth_ = 0;
 
   std::string read_op(std::size_t& pos) {
     skip();

@@ -20,6 +20,8 @@
 
 #include "tracefs/file_io.h"
 
+#include "tracefs/libtracefs_calls.h"
+
 namespace eventfs {
 namespace {
 
@@ -132,26 +134,42 @@ std::string Instance::owner_record(const std::string& name) {
   return fmt::format("{}/{}.owner", kOwnerDir, name);
 }
 
-void clear_instance(const std::string& path) {
-  const std::string events = path + "/events";
-  // Triggers first: an enable_event trigger holds its target event.
-  for (const auto& sys : subdirs(events)) {
-    for (const auto& ev : subdirs(events + "/" + sys)) {
-      std::string trig = events + "/" + sys + "/" + ev + "/trigger", text;
-      if (read_whole_file(trig, text) != 0) continue;
-      std::istringstream lines(text);
+namespace {
+
+// Removes every trigger of the instance, then disables all its events. An
+// enable_event trigger holds its target event, so triggers go first.
+void clear(tracefs_instance* inst, const std::string& root) {
+  char** systems = eventfs_tracefs_event_systems(root.c_str());
+  for (char** sys = systems; sys && *sys; ++sys) {
+    char** events = eventfs_tracefs_system_events(root.c_str(), *sys);
+    for (char** ev = events; ev && *ev; ++ev) {
+      int size = 0;
+      char* text = eventfs_tracefs_event_file_read(inst, *sys, *ev, "trigger", &size);
+      if (!text) continue;
+      std::istringstream lines(std::string(text, static_cast<std::size_t>(std::max(size, 0))));
+      std::free(text);
       std::string line;
       while (std::getline(lines, line))
-        if (!line.empty() && line[0] != '#') write_once(trig, removal_of(line));
+        if (!line.empty() && line[0] != '#') eventfs_tracefs_event_file_append(inst, *sys, *ev, "trigger", removal_of(line).c_str());
     }
+    eventfs_tracefs_list_free(events);
   }
-  write_once(events + "/enable", "0");
+  eventfs_tracefs_list_free(systems);
+  eventfs_tracefs_event_disable_all(inst);
 }
 
-Instance::Instance(std::string root, std::string name)
-    : root_(std::move(root)), name_(std::move(name)), path_(root_ + "/instances/" + name_) {}
+}  // namespace
 
-Instance::~Instance() { remove(); }
+Instance::Instance(std::string root, std::string name)
+    : root_(std::move(root)),
+      name_(std::move(name)),
+      path_(root_ + "/instances/" + name_),
+      handle_(nullptr) {}
+
+Instance::~Instance() {
+  remove();
+  eventfs_tracefs_instance_free(handle_);
+}
 
 int Instance::open(const std::string& root, const std::string& name, std::unique_ptr<Instance>& out,
                    std::string& message) {
@@ -177,21 +195,36 @@ int Instance::open(const std::string& root, const std::string& name, std::unique
       return EBUSY;
     }
     // Left behind by a daemon that was killed: reclaim it.
-    clear_instance(inst->path_);
-    if (rmdir(inst->path_.c_str()) != 0) {
-      int e = errno;
+    tracefs_instance* stale = eventfs_tracefs_instance_alloc(root.c_str(), name.c_str());
+    if (stale) clear(stale, root);
+    errno = 0;
+    const bool gone = stale && eventfs_tracefs_instance_destroy(stale) == 0;
+    const int e = gone ? 0 : errno ? errno : EIO;
+    eventfs_tracefs_instance_free(stale);
+    if (!gone) {
       message = fmt::format("cannot reclaim the stale instance {}: {}", inst->path_, std::strerror(e));
       return e;
     }
   }
+  // (Made here, not with tracefs_instance_create(): that makes it under
+  // libtracefs's own idea of the tracing directory, and eventfs makes it
+  // under the tracefs it was given or found.)
   if (mkdir(inst->path_.c_str(), 0755) != 0) {
     int e = errno;
     message = fmt::format("cannot create tracefs instance {}: {}", inst->path_, std::strerror(e));
     return e;
   }
+  // libtracefs's handle needs the instance to exist.
+  inst->handle_ = eventfs_tracefs_instance_alloc(root.c_str(), name.c_str());
+  if (!inst->handle_) {
+    int e = errno ? errno : ENOMEM;
+    rmdir(inst->path_.c_str());
+    message = fmt::format("cannot open tracefs instance {}: {}", inst->path_, std::strerror(e));
+    return e;
+  }
   inst->owned_ = true;
   if (int e = write_owner(name, root, inst->path_)) {
-    rmdir(inst->path_.c_str());
+    eventfs_tracefs_instance_destroy(inst->handle_);
     message = fmt::format("cannot record the owner of {} in {}: {}", inst->path_, owner_record(name),
                           std::strerror(e));
     return e;
@@ -212,13 +245,14 @@ int Instance::record_owner() { return write_owner(name_, root_, path_); }
 int Instance::remove() {
   if (!owned_) return 0;
   owned_ = false;
-  clear_instance(path_);
+  clear(handle_, root_);
   // The kernel refuses (EBUSY) while a process holds one of the instance's
   // files open (a trace_marker writer, a reader of its trace): wait a while
   // for it to let go.
   int err = 0;
   for (auto deadline = std::chrono::steady_clock::now() + kRemoveWait;;) {
-    if (rmdir(path_.c_str()) == 0 || errno == ENOENT) {
+    errno = 0;
+    if (eventfs_tracefs_instance_destroy(handle_) == 0 || errno == ENOENT) {
       err = 0;
       break;
     }
@@ -239,12 +273,41 @@ int Instance::remove() {
   return 0;
 }
 
-int Instance::read(const std::string& rel, std::string& out) const { return read_whole_file(path_ + "/" + rel, out); }
-
-int Instance::write(const std::string& rel, std::string_view data) const {
-  return write_once(path_ + "/" + rel, data);
+int Instance::read(const std::string& rel, std::string& out) const {
+  errno = 0;
+  int size = 0;
+  char* text = eventfs_tracefs_instance_file_read(handle_, rel.c_str(), &size);
+  if (!text) {
+    if (errno) return errno;
+    out.clear();  // an empty file
+    return 0;
+  }
+  out.assign(text, static_cast<std::size_t>(std::max(size, 0)));
+  std::free(text);
+  return 0;
 }
 
-int Instance::truncate(const std::string& rel) const { return write_once(path_ + "/" + rel, {}, O_TRUNC); }
+int Instance::write(const std::string& rel, std::string_view data) const {
+  // Appended (O_APPEND, never O_TRUNC, which clears a trigger file's hist
+  // triggers), one write(2); the kernel reads the text to its first NUL.
+  const std::string text(data);
+  errno = 0;
+  if (eventfs_tracefs_instance_file_append(handle_, rel.c_str(), text.c_str()) < 0) return errno ? errno : EIO;
+  return 0;
+}
+
+int Instance::truncate(const std::string& rel) const {
+  errno = 0;
+  if (eventfs_tracefs_instance_file_clear(handle_, rel.c_str()) < 0) return errno ? errno : EIO;
+  return 0;
+}
+
+int Instance::disable_option(const std::string& option) const {
+  errno = 0;
+  if (eventfs_tracefs_option_disable(handle_, option.c_str()) < 0) return errno ? errno : EINVAL;
+  return 0;
+}
+
+int Instance::set_subbuf_kb(unsigned kb) const { return write("buffer_subbuf_size_kb", std::to_string(kb)); }
 
 }  // namespace eventfs

@@ -1,10 +1,15 @@
 // eventfs's own tracefs instance: every write eventfs makes goes here, never
-// to the top-level instance.
+// to the top-level instance. Its files are read, written and cleared, its
+// events and triggers cleared and the instance removed through libtracefs;
+// the ownership record and the reclaiming of a dead daemon's instance are
+// eventfs's own.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
+
+struct tracefs_instance;
 
 namespace eventfs {
 
@@ -46,6 +51,10 @@ class Instance final : public InstanceFiles {
 
   // CPUs with a ring in the instance (per_cpu/cpuN).
   int cpus() const;
+  // The instance's options/<option> set to 0 ("block", say); 0 or an errno.
+  int disable_option(const std::string& option) const;
+  // Its sub-buffers' size (buffer_subbuf_size_kb, Linux >= 6.8); 0 or an errno.
+  int set_subbuf_kb(unsigned kb) const;
 
   // Records this process as the owner (again: after the daemon goes to the
   // background, in a new process).
@@ -57,12 +66,10 @@ class Instance final : public InstanceFiles {
  private:
   Instance(std::string root, std::string name);
   std::string root_, name_, path_;
+  tracefs_instance* handle_;  // libtracefs's handle of the instance (freed with it)
   bool owned_ = false;  // created by this process: only then is it removed
 };
 
-// Removes all triggers in the instance at `instance_path`, disables all its
-// events. Used at shutdown and when reclaiming a stale instance.
-void clear_instance(const std::string& instance_path);
 
 // Whether `path` is on a tracefs (statfs magic), as opposed to a plain copy.
 bool is_tracefs(const std::string& path);

@@ -58,6 +58,8 @@ inline std::vector<RefusedWrite> refused_writes() {
       {"unsupported command (snapshot)", "sched_switch/trigger", "snapshot\n", EINVAL, "'snapshot' is not available"},
       {"unsupported command (hist)", "sched_switch/trigger", "hist:keys=prev_pid\n", EINVAL, "'hist' is not available"},
       {"unbalanced parens", "sched_switch/trigger", "traceoff if (prev_pid == 1\n", EINVAL, "Unbalanced parens"},
+      {"parens nested past the limit", "sched_switch/filter",
+       std::string(257, '(') + "prev_pid == 1" + std::string(257, ')') + "\n", EINVAL, "Too deeply nested"},
       {"missing value", "sched_switch/trigger", "traceoff if prev_pid ==\n", EINVAL, "Missing field name and/or value"},
       {"bad operator", "sched_switch/trigger", "traceoff if prev_pid = 1\n", EINVAL, "Invalid operator"},
       {"task state ordering", "sched_switch/filter", "prev_state < 'S'\n", EINVAL, "Illegal operation for field type"},
