@@ -29,8 +29,8 @@
 #include <random>
 #include <string_view>
 
-#include "support/refused_writes.h"
-#include "support/stream_helpers.h"
+#include "../common/refused_writes.h"
+#include "stream_helpers.h"
 
 namespace eventfs_it {
 namespace {
