@@ -92,16 +92,27 @@ std::string Controller::raw_dir(const std::string& system, const std::string& ev
 }
 
 // The event locks a write holds: each raw event's own mutex, taken in name
-// order, released in reverse at the end of the write.
+// order, released in reverse at the end of the write. A write that changes
+// more events than kMaxEventLocks (a glob over many events) takes the whole
+// controller for itself instead: it would wait for nearly every other write
+// anyway, and a thread holding thousands of mutexes helps no one.
 class Controller::EventLocks {
  public:
-  EventLocks(Controller& c, std::vector<std::string> dirs) {
+  static constexpr std::size_t kMaxEventLocks = 32;
+
+  EventLocks(Controller& c, std::vector<std::string> dirs) : c_(c) {
     std::sort(dirs.begin(), dirs.end());
     dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+    if (dirs.size() > kMaxEventLocks) {
+      c_.wide_mu_.lock();
+      wide_ = true;
+      return;
+    }
+    c_.wide_mu_.lock_shared();
     {
-      std::lock_guard lock(c.state_mu_);
+      std::lock_guard lock(c_.state_mu_);
       for (const auto& d : dirs) {
-        auto& m = c.event_locks_[d];
+        auto& m = c_.event_locks_[d];
         if (!m) m = std::make_unique<std::mutex>();
         held_.push_back(m.get());  // never freed while the controller lives
       }
@@ -110,11 +121,17 @@ class Controller::EventLocks {
   }
   ~EventLocks() {
     for (auto it = held_.rbegin(); it != held_.rend(); ++it) (*it)->unlock();
+    if (wide_)
+      c_.wide_mu_.unlock();
+    else
+      c_.wide_mu_.unlock_shared();
   }
   EventLocks(const EventLocks&) = delete;
   EventLocks& operator=(const EventLocks&) = delete;
 
  private:
+  Controller& c_;
+  bool wide_ = false;
   std::vector<std::mutex*> held_;
 };
 

@@ -5,8 +5,9 @@
 //
 // Concurrency: a write holds the locks of the raw events it changes (its own,
 // and the targets of its triggers), taken in name order, for its whole
-// length; writes to other events go on meanwhile, and reads take no event
-// lock at all. The controller's own records are under a lock that is never
+// length; writes to other events go on meanwhile (a write that changes many
+// events, a glob, has the controller's writes to itself), and reads take no
+// lock that a write holds across a kernel call. The controller's own records are under a lock that is never
 // held across a kernel call.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -159,6 +161,7 @@ class Controller {
   };
   FifoMutex kernel_mu_;
   std::mutex publish_mu_;  // one publish_wanted() at a time
+  std::shared_mutex wide_mu_;  // shared by writes that lock their events, whole for one that changes many
   mutable std::mutex state_mu_;  // what follows
   std::map<std::string, std::unique_ptr<std::mutex>> event_locks_;  // by raw event dir
   std::map<std::string, std::set<std::string>> enable_users_;  // dir -> users
