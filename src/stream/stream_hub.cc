@@ -1,6 +1,5 @@
 #include "stream/stream_hub.h"
 
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
@@ -20,63 +19,6 @@
 #include "ring/any_cpu_readiness.h"
 
 namespace eventfs {
-
-// Projects one CPU's raw records into `target`: the CPU's queue (its lock
-// held) or the drainer's own staging queue for that CPU.
-class StreamHub::CpuSink final : public RingSink {
- public:
-  CpuSink(StreamHub& hub, int cpu) : hub_(hub), cpu_(cpu) {}
-  void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
-    for (const Projection* p = hub_.table_.find_record(raw, len); p; p = hub_.table_.next_same_raw(*p)) {
-      if (hub_.wanted_ && !hub_.wanted_->wanted(hub_.table_.index_of(*p))) continue;
-      if (std::uint8_t* to = target->reserve(p->pid(raw, len), record_size(*p))) write_record(*p, ts, raw, len, to);
-      ++added;
-    }
-  }
-  void lost(std::uint64_t ts, std::uint64_t count, bool unknown) override {
-    if (std::uint8_t* to = target->reserve(0, lost_record_size()))
-      write_lost_record(ts, count, static_cast<std::uint32_t>(cpu_), unknown, to);
-    ++added;
-  }
-  RecordQueue* target = nullptr;
-  std::size_t added = 0;
-
- private:
-  StreamHub& hub_;
-  int cpu_;
-};
-
-namespace {
-// Moves every record of `from` to the back of `to`.
-void move_records(RecordQueue& from, RecordQueue& to) {
-  while (!from.empty()) {
-    if (std::uint8_t* p = to.reserve(from.front_pid(), from.front_size())) std::memcpy(p, from.front(), from.front_size());
-    from.pop();
-  }
-}
-
-// On its own CPU, where the writer of the ring's records runs, when the
-// daemon may use that CPU (a CPU kept out of its affinity, as isolated ones
-// are, is left alone; so is an offline one, until it comes online: the
-// kernel leaves offline CPUs out of the affinity it reports). Floating, two
-// drainers woken at once can be put on the same CPU and take turns there
-// while the other CPU's writer overruns its ring.
-// True once the thread is on its CPU. False while the CPU is offline, or
-// not yet back in the thread's affinity after coming online: the kernel
-// adds it back a moment later (cpusets), so callers try again at later
-// turns rather than once.
-bool pin_to_cpu(int cpu) {
-  cpu_set_t allowed;
-  if (cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
-      CPU_ISSET(cpu, &allowed)) {
-    cpu_set_t own;
-    CPU_ZERO(&own);
-    CPU_SET(cpu, &own);
-    return pthread_setaffinity_np(pthread_self(), sizeof own, &own) == 0;
-  }
-  return false;
-}
-}  // namespace
 
 class StreamHub::TextChannel final : public StreamChannel {
  public:
@@ -391,13 +333,12 @@ void StreamHub::place_drainer(int cpu) {
 }
 
 void StreamHub::drain_loop(int cpu) {
-  using Clock = std::chrono::steady_clock;
-  constexpr auto kRest = std::chrono::milliseconds(kRestMs);
   PerCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
   place_drainer(cpu);
   pthread_setname_np(pthread_self(), fmt::format("eventfs-cpu{}", cpu).substr(0, 15).c_str());
-  CpuSink sink(*this, cpu);
-  constexpr auto kStagedRetry = std::chrono::milliseconds(1);
+  CpuDrainer drainer(
+      cpu, c, table_, wanted_, max_entry_, [this, cpu] { request_notify(cpu); },
+      [this](const std::string& line) { report(line); });
   for (;;) {
     {
       std::unique_lock lock(state_mu_);
@@ -407,170 +348,13 @@ void StreamHub::drain_loop(int cpu) {
       if (stopping_) return;
       --parked_;
     }
-    // (Again at each session: a CPU that went offline took its threads'
-    // affinity with it; the kernel let them run anywhere. Tried at each
-    // turn for kPinRetryMs where it fails.)
-    bool pinned = pin_to_cpu(cpu);
-    auto pin_until = Clock::now() + std::chrono::milliseconds(kPinRetryMs);
-    c.repin = true;
-    int ring_fd;
+    CpuRing* ring;
     {
       std::lock_guard ring_lock(c.ring_mu);
-      ring_fd = rings_[static_cast<std::size_t>(cpu)]->poll_fd();
+      ring = rings_[static_cast<std::size_t>(cpu)].get();
     }
-    const int readiness_fd = readiness_fd_;  // (set with the rings, before they went live)
-    // A new session: read the ring at once. Then: again at once while the
-    // last turn took a full batch; when the kernel says the ring is ready
-    // (it wakes a poller once the ring is buffer_percent full, half by
-    // default), but not within kRest of catching up with the writer; and
-    // at each sweep (kPollMs apart while records come, so a trickle comes in
-    // batches at most that late; doubling up to kIdlePollMs while sweeps
-    // find nothing, so that an idle open stream costs few wakeups, but not
-    // so far that a storm starting on an idle stream overruns the ring before
-    // the first sweep: the kernel's buffer_percent wakeup alone can come too
-    // late; and a sweep reads nothing while that wakeup came within two
-    // intervals, since it would find only the writer's part-filled
-    // sub-buffer, copied event by event). Not reading at the writer's heels
-    // lets the kernel fill whole sub-buffers,
-    // which read(2) takes by swapping a page (a partly read sub-buffer is
-    // copied event by event, and mmap's GET_READER consumes event by event);
-    // and the kernel's readiness can stay up after a catch-up, so polling
-    // such a ring at once again would spin.
-    // Once two sweeps in a row found nothing (and the ring has nothing
-    // delivered late: CpuRing::settled), no more sweeps: the reader waits
-    // for the kernel to say a record was written on any CPU (the instance's
-    // trace_pipe; any_cpu_readiness.h), so an idle open stream costs a
-    // wakeup a second (kIdleWaitMs: the kernel's own wakeup can miss a lone
-    // record, a race its code admits to), and the first record after a
-    // pause comes at once. That readiness is up while another CPU's records
-    // are unread: a turn it wakes that finds nothing here counts as a
-    // sweep, and each such turn in a row doubles the empty sweeps needed
-    // before it is waited for again (up to 65, 650 ms), so that a reader of
-    // an idle CPU beside a busy one wakes about as often as the sweeps do,
-    // never spins. A CPU with no ring yet waits too, at most kIdleWaitMs:
-    // its ring is looked for once a second (PendingCpuRing).
-    bool behind = true;
-    bool idle = false;  // waiting for the instance's readiness (or a second), not for a sweep
-    int quiet = 0;      // timed sweeps in a row that found nothing
-    int useless = 0;    // turns in a row the readiness woke that found nothing here
-    int reported = 0;  // the ring's error this session, once told
-    Clock::time_point rest_until, last_ready, last_sweep = Clock::now();
-    auto interval = std::chrono::milliseconds(kPollMs);
-    std::size_t added = 0;  // records queued since readers were last told
-    while (rings_live_.load()) {
-      auto now = Clock::now();
-      bool resting = now < rest_until;
-      pollfd fds[3] = {{c.wake_fd, POLLIN, 0}, {resting ? -1 : ring_fd, POLLIN, 0}, {idle ? readiness_fd : -1, POLLIN, 0}};
-      auto wake_at = last_sweep + interval;
-      if (resting) wake_at = std::min(wake_at, rest_until);
-      if (!c.staging.empty()) wake_at = std::min(wake_at, now + kStagedRetry);
-      long long wait_ms = 0;
-      if (idle)
-        wait_ms = kIdleWaitMs;  // (nothing staged; a rest left over is covered: the readiness says when a record comes)
-      else if (!behind && wake_at > now)  // rounded up: never spin on a sub-millisecond wait
-        wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - now + std::chrono::microseconds(999)).count();
-      const int polled = ::poll(fds, 3, static_cast<int>(wait_ms));
-      if (fds[0].revents & POLLIN) {
-        std::uint64_t n;
-        (void)!read(c.wake_fd, &n, sizeof n);
-        continue;  // (the session may be over)
-      }
-      now = Clock::now();
-      if (!pinned && now < pin_until) pinned = pin_to_cpu(cpu);
-      const bool written = fds[2].fd >= 0 && fds[2].revents != 0;  // (POLLERR too: swept, then not waited on again)
-      bool sweep = written || now >= last_sweep + interval;
-      if (sweep) last_sweep = now;
-      bool ready = fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLERR | POLLHUP));
-      if (ready) last_ready = now;
-      if (idle && polled == 0) useless = 0;  // (no record anywhere for a second)
-      idle = false;
-      std::size_t before = added;
-      bool drain = behind || ready || written || (sweep && now - last_ready >= 2 * interval);
-      if (!drain && !c.staging.empty()) {  // staged while a reader held the queue: moved when it is free
-        std::unique_lock lock(c.mu, std::try_to_lock);
-        if (lock) {
-          move_records(c.staging, c.queue);
-          lock.unlock();
-          request_notify(cpu);
-        }
-      }
-      int failed = 0;  // an error of the ring to report (with no lock held)
-      std::string failure;
-      if (drain) {
-        // A reader taking from the queue (or one preempted while it does)
-        // must not hold the ring up: while the queue is busy, records go to
-        // the drainer's staging queue, moved over when the queue is free
-        // (waiting for it only if the staging queue is nearly full).
-        std::size_t batch = kDrainBatch;
-        std::unique_lock lock(c.mu, std::try_to_lock);
-        if (!lock) {
-          batch = std::min(batch, c.staging.free_bytes() / max_entry_);  // nothing staged is ever dropped
-          if (batch < kDrainBatch / 16) {
-            lock.lock();
-            batch = kDrainBatch;
-          }
-        }
-        if (lock) move_records(c.staging, c.queue);
-        sink.target = lock ? &c.queue : &c.staging;
-        sink.added = 0;
-        std::lock_guard ring_lock(c.ring_mu);
-        CpuRing& ring = *rings_[static_cast<std::size_t>(cpu)];
-        int got = ring.drain(sink, batch);
-        if (ring.poll_fd() != ring_fd) {
-          // The kernel made the ring of a CPU that had none (it came
-          // online): this thread and the notifier move there.
-          ring_fd = ring.poll_fd();
-          pinned = pin_to_cpu(cpu);
-          pin_until = now + std::chrono::milliseconds(kPinRetryMs);
-          c.repin = true;
-        }
-        if (got < 0 && -got != reported) {
-          failed = reported = -got;
-          failure = ring.last_error();
-        }
-        behind = got == static_cast<int>(batch);
-        // (Not after a sweep that found nothing, the ring not ready: an idle
-        // stream's reader would wake twice a sweep, at the rest's end too.)
-        if (!behind && (got != 0 || ready)) rest_until = now + kRest;
-        added += sink.added;
-        const bool found = got != 0 || sink.added != 0 || ready;
-        if (written) useless = found ? 0 : useless + 1;
-        if (found || written)
-          quiet = 0;
-        else if (sweep)
-          ++quiet;
-        idle = (readiness_fd >= 0 || !ring.has_ring()) && !found && !written && c.staging.empty() &&
-               ring.settled() && quiet >= 1 + (1 << std::min(useless, 6));
-      } else if (sweep) {
-        quiet = 0;  // (not looked at: the kernel's wakeups keep coming)
-      }
-      if (failed)
-        report(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu,
-                           failure.empty() ? std::strerror(failed) : failure));
-      if (sweep)
-        interval = added > before ? std::chrono::milliseconds(kPollMs)
-                                  : std::min(interval * 2, std::chrono::milliseconds(kIdlePollMs));
-      // Waiting readers are answered once the ring is caught up, or every
-      // kNotifyRecords in a storm: fewer, larger answers, and the drainer
-      // gets back to the ring sooner. The drainer never waits for the queue
-      // here: what is still staged goes over at a later turn (within
-      // kStagedRetry), and the readers are told again then.
-      if (added && (!behind || added >= kNotifyRecords)) {
-        if (!c.staging.empty()) {
-          std::unique_lock lock(c.mu, std::try_to_lock);
-          if (lock) move_records(c.staging, c.queue);
-        }
-        request_notify(cpu);
-        added = 0;
-      }
-    }
-    bool moved = false;
-    if (!c.staging.empty()) {  // what was staged when the session ended
-      std::lock_guard lock(c.mu);
-      move_records(c.staging, c.queue);
-      moved = true;
-    }
-    if (added || moved) request_notify(cpu);
+    // (readiness_fd_ is set with the rings, before they went live.)
+    drainer.session(*ring, readiness_fd_, rings_live_);
   }
 }
 

@@ -8,6 +8,9 @@
 // from all queues in time order, as text; per_cpu/cpuN/trace_pipe_raw takes CPU N's queue in the binary
 // framing. Like tracefs's own pipes, what one reader takes is gone for the
 // others.
+// The hub holds the session of open rings (control_loop()), the notifiers
+// and the readers' side; a drainer's loop is CpuDrainer
+// (stream/cpu_drainer.h), its timing DrainPolicy (stream/drain_policy.h).
 #pragma once
 
 #include <atomic>
@@ -27,6 +30,8 @@
 #include "projection/text_render.h"
 #include "projection/wanted_events.h"
 #include "ring/ring.h"
+#include "stream/cpu_drainer.h"
+#include "stream/drain_policy.h"
 #include "stream/record_queue.h"
 
 namespace eventfs {
@@ -35,15 +40,15 @@ class StreamHub {
  public:
   static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU, by default (-o queue_kb)
   static constexpr int kSubbufKb = 64;                  // eventfs's instance's sub-buffer size
-  static constexpr std::size_t kDrainBatch = 4096;     // records taken from one ring in a turn
-  static constexpr std::size_t kNotifyRecords = 16384;  // in a storm, tell readers this often
+  static constexpr std::size_t kDrainBatch = CpuDrainer::kDrainBatch;         // records taken from one ring in a turn
+  static constexpr std::size_t kNotifyRecords = DrainPolicy::kNotifyRecords;  // in a storm, tell readers this often
   static constexpr std::size_t kStagingBytes = 1u << 20;     // per CPU (at most the queue's), used while a reader holds the queue
-  static constexpr int kPollMs = 5;                    // every ring is looked at this often,
-  static constexpr int kIdlePollMs = 10;               // or up to this when nothing comes,
-  static constexpr int kIdleWaitMs = 1000;             // or this, waiting for the kernel to say a
-                                                       // record came (any_cpu_readiness.h)
-  static constexpr int kRestMs = 1;                    // a caught-up ring is left alone this long
-  static constexpr int kPinRetryMs = 5000;             // a ring reader tries to move to its CPU this long
+  // How often the rings are looked at (stream/drain_policy.h).
+  static constexpr int kPollMs = DrainPolicy::kPollMs;
+  static constexpr int kIdlePollMs = DrainPolicy::kIdlePollMs;
+  static constexpr int kIdleWaitMs = DrainPolicy::kIdleWaitMs;
+  static constexpr int kRestMs = DrainPolicy::kRestMs;
+  static constexpr int kPinRetryMs = CpuDrainer::kPinRetryMs;  // a ring reader tries to move to its CPU this long
   // The queues' memory (the queue and staging bytes of each CPU, and their
   // records' pids and sizes) is freed this long after the last stream
   // closed, unless records wait in a queue for the next reader.
@@ -104,7 +109,6 @@ class StreamHub {
  private:
   class TextChannel;
   class CpuChannel;
-  class CpuSink;
   void control_loop();   // opens the rings while someone reads, closes them after
   void drain_loop(int cpu);  // reads one CPU's ring while they are open
   void place_drainer(int cpu);  // the calling drainer's (or notifier's) CPU and nice value
@@ -131,29 +135,22 @@ class StreamHub {
   ProjectionTable table_;
   std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
 
-  // One CPU's side. `mu` guards its queue (its drainer holds its own only;
-  // take_text() holds them all, in CPU order); `ring_mu` its ring's
-  // counters, held by the drainer while it drains the ring and by
-  // stats_text() (after `mu`, when it holds both).
-  struct PerCpu {
+  // One CPU's side: its queues and their locks, which its drainer shares
+  // (CpuQueues: take_text() holds every `mu`, in CPU order), and what the
+  // hub keeps for the CPU between sessions.
+  struct PerCpu : CpuQueues {
     PerCpu(std::size_t queue_bytes, std::size_t smallest_record)
-        : queue(queue_bytes, smallest_record), staging(std::min(kStagingBytes, queue_bytes), smallest_record) {}
-    std::mutex mu;
-    std::mutex ring_mu;
-    RecordQueue queue;
-    RecordQueue staging;  // the drainer's alone: records made while `queue` was busy
+        : CpuQueues(queue_bytes, std::min(kStagingBytes, queue_bytes), smallest_record) {}
     RingStats closed;  // counts of the rings closed so far
     // The kernel's overrun counter up to which losses were reported (0 at
     // first: the instance is new at mount); what the kernel overwrote while
     // no stream was open is reported when the next one opens.
     std::uint64_t overrun_seen = 0;
-    int wake_fd = -1;         // eventfd: wakes the CPU's drainer out of poll()
     // The drainer's requests to tell the CPU's listeners (notify_loop()).
     // notify_mu is only ever held for a moment, never while listeners run.
     std::mutex notify_mu;
     std::condition_variable notify_cv;
     bool notify_pending = false, notify_stop = false;
-    std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
   };
   std::vector<std::unique_ptr<PerCpu>> cpu_;
   std::mutex error_mu_;

@@ -1,0 +1,182 @@
+#include "stream/cpu_drainer.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace eventfs {
+
+bool pin_to_cpu(int cpu) {
+  cpu_set_t allowed;
+  if (cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
+      CPU_ISSET(cpu, &allowed)) {
+    cpu_set_t own;
+    CPU_ZERO(&own);
+    CPU_SET(cpu, &own);
+    return pthread_setaffinity_np(pthread_self(), sizeof own, &own) == 0;
+  }
+  return false;
+}
+
+namespace {
+// Moves every record of `from` to the back of `to`.
+void move_records(RecordQueue& from, RecordQueue& to) {
+  while (!from.empty()) {
+    if (std::uint8_t* p = to.reserve(from.front_pid(), from.front_size())) std::memcpy(p, from.front(), from.front_size());
+    from.pop();
+  }
+}
+}  // namespace
+
+// Projects one CPU's raw records into `target`: the CPU's queue (its lock
+// held) or the drainer's own staging queue.
+class CpuDrainer::Sink final : public RingSink {
+ public:
+  Sink(const ProjectionTable& table, const WantedEvents* wanted, int cpu) : table_(table), wanted_(wanted), cpu_(cpu) {}
+  void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
+    for (const Projection* p = table_.find_record(raw, len); p; p = table_.next_same_raw(*p)) {
+      if (wanted_ && !wanted_->wanted(table_.index_of(*p))) continue;
+      if (std::uint8_t* to = target->reserve(p->pid(raw, len), record_size(*p))) write_record(*p, ts, raw, len, to);
+      ++added;
+    }
+  }
+  void lost(std::uint64_t ts, std::uint64_t count, bool unknown) override {
+    if (std::uint8_t* to = target->reserve(0, lost_record_size()))
+      write_lost_record(ts, count, static_cast<std::uint32_t>(cpu_), unknown, to);
+    ++added;
+  }
+  RecordQueue* target = nullptr;
+  std::size_t added = 0;
+
+ private:
+  const ProjectionTable& table_;
+  const WantedEvents* wanted_;
+  int cpu_;
+};
+
+CpuDrainer::CpuDrainer(int cpu, CpuQueues& queues, const ProjectionTable& table, const WantedEvents* wanted,
+                       std::size_t max_entry, std::function<void()> tell,
+                       std::function<void(const std::string&)> report)
+    : cpu_(cpu),
+      q_(queues),
+      table_(table),
+      wanted_(wanted),
+      max_entry_(max_entry),
+      tell_(std::move(tell)),
+      report_(std::move(report)) {}
+
+void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool>& live) {
+  // (Again at each session: a CPU that went offline took its threads'
+  // affinity with it; the kernel let them run anywhere. Tried at each
+  // turn for kPinRetryMs where it fails.)
+  pinned_ = pin_to_cpu(cpu_);
+  pin_until_ = Clock::now() + std::chrono::milliseconds(kPinRetryMs);
+  q_.repin = true;
+  {
+    std::lock_guard ring_lock(q_.ring_mu);
+    ring_fd_ = ring.poll_fd();
+  }
+  reported_ = 0;
+  DrainPolicy policy(Clock::now(), readiness_fd >= 0);
+  while (live.load()) {
+    auto now = Clock::now();
+    const DrainPolicy::Wait w = policy.wait(now, !q_.staging.empty());
+    pollfd fds[3] = {{q_.wake_fd, POLLIN, 0}, {w.ring ? ring_fd_ : -1, POLLIN, 0}, {w.readiness ? readiness_fd : -1, POLLIN, 0}};
+    const int polled = ::poll(fds, 3, w.timeout_ms);
+    if (fds[0].revents & POLLIN) {
+      std::uint64_t n;
+      (void)!read(q_.wake_fd, &n, sizeof n);
+      continue;  // (the session may be over)
+    }
+    now = Clock::now();
+    if (!pinned_ && now < pin_until_) pinned_ = pin_to_cpu(cpu_);
+    DrainPolicy::Polled p;
+    p.timed_out = polled == 0;
+    p.ring_ready = fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLERR | POLLHUP));
+    p.written = fds[2].fd >= 0 && fds[2].revents != 0;
+    if (policy.woke(now, p)) {
+      policy.drained(drain(ring, now));
+    } else if (!q_.staging.empty()) {  // staged while a reader held the queue: moved when it is free
+      std::unique_lock lock(q_.mu, std::try_to_lock);
+      if (lock) {
+        move_records(q_.staging, q_.queue);
+        lock.unlock();
+        tell_();
+      }
+    }
+    // The drainer never waits for the queue here: what is still staged
+    // goes over at a later turn (within kStagedRetryMs), and the readers
+    // are told again then.
+    if (policy.end_turn()) {
+      if (!q_.staging.empty()) {
+        std::unique_lock lock(q_.mu, std::try_to_lock);
+        if (lock) move_records(q_.staging, q_.queue);
+      }
+      tell_();
+    }
+  }
+  bool moved = false;
+  if (!q_.staging.empty()) {  // what was staged when the session ended
+    std::lock_guard lock(q_.mu);
+    move_records(q_.staging, q_.queue);
+    moved = true;
+  }
+  if (policy.untold() || moved) tell_();
+}
+
+DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
+  DrainPolicy::Drained d;
+  int failed = 0;  // an error of the ring to report (with no lock held)
+  std::string failure;
+  {
+    // A reader taking from the queue (or one preempted while it does) must
+    // not hold the ring up: while the queue is busy, records go to the
+    // drainer's staging queue, moved over when the queue is free (waiting
+    // for it only if the staging queue is nearly full).
+    std::size_t batch = kDrainBatch;
+    std::unique_lock lock(q_.mu, std::try_to_lock);
+    if (!lock) {
+      batch = std::min(batch, q_.staging.free_bytes() / max_entry_);  // nothing staged is ever dropped
+      if (batch < kDrainBatch / 16) {
+        lock.lock();
+        batch = kDrainBatch;
+      }
+    }
+    if (lock) move_records(q_.staging, q_.queue);
+    Sink sink(table_, wanted_, cpu_);
+    sink.target = lock ? &q_.queue : &q_.staging;
+    std::lock_guard ring_lock(q_.ring_mu);
+    const int got = ring.drain(sink, batch);
+    if (ring.poll_fd() != ring_fd_) {
+      // The kernel made the ring of a CPU that had none (it came online):
+      // this thread and the notifier move there.
+      ring_fd_ = ring.poll_fd();
+      pinned_ = pin_to_cpu(cpu_);
+      pin_until_ = now + std::chrono::milliseconds(kPinRetryMs);
+      q_.repin = true;
+    }
+    if (got < 0 && -got != reported_) {
+      failed = reported_ = -got;
+      failure = ring.last_error();
+    }
+    d.got = got;
+    d.batch = batch;
+    d.added = sink.added;
+    d.has_ring = ring.has_ring();
+    d.settled = ring.settled();
+    d.staging_empty = q_.staging.empty();
+  }
+  if (failed)
+    report_(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_, failure.empty() ? std::strerror(failed) : failure));
+  return d;
+}
+
+}  // namespace eventfs

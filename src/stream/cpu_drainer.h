@@ -1,0 +1,90 @@
+// One CPU's drainer: reads that CPU's ring while a session of open rings
+// lasts, projects each record into its stable event(s) and queues it for
+// the CPU's readers, when and as DrainPolicy (stream/drain_policy.h) says.
+// It runs on its own thread, pinned to the CPU (StreamHub::drain_loop parks
+// it between sessions); telling the readers is left to the CPU's notifier.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "projection/projection.h"
+#include "projection/wanted_events.h"
+#include "ring/ring.h"
+#include "stream/drain_policy.h"
+#include "stream/record_queue.h"
+
+namespace eventfs {
+
+// One CPU's queues, shared by its drainer and the hub's readers. `mu`
+// guards `queue` (the drainer holds it for a whole drain batch when it gets
+// it); `ring_mu` the CPU's ring and its counters, held by the drainer while
+// it drains the ring and by the hub's stats (after `mu`, when it holds
+// both).
+struct CpuQueues {
+  CpuQueues(std::size_t queue_bytes, std::size_t staging_bytes, std::size_t smallest_record)
+      : queue(queue_bytes, smallest_record), staging(staging_bytes, smallest_record) {}
+  std::mutex mu;
+  std::mutex ring_mu;
+  RecordQueue queue;
+  RecordQueue staging;  // the drainer's alone: records made while `queue` was busy
+  int wake_fd = -1;     // eventfd: wakes the CPU's drainer out of poll()
+  std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
+};
+
+// Moves the calling thread to CPU `cpu` when the daemon may use that CPU (a
+// CPU kept out of its affinity, as isolated ones are, is left alone; so is
+// an offline one, until it comes online: the kernel leaves offline CPUs out
+// of the affinity it reports). A ring's reader runs where the writer of its
+// records does: floating, two drainers woken at once can be put on the same
+// CPU and take turns there while the other CPU's writer overruns its ring.
+// True once the thread is on its CPU. False while the CPU is offline, or
+// not yet back in the thread's affinity after coming online: the kernel
+// adds it back a moment later (cpusets), so callers try again at later
+// turns rather than once.
+bool pin_to_cpu(int cpu);
+
+class CpuDrainer {
+ public:
+  static constexpr std::size_t kDrainBatch = 4096;  // records taken from the ring in a turn
+  static constexpr int kPinRetryMs = 5000;          // the drainer tries to move to its CPU this long
+
+  // `max_entry`: the most queue bytes one raw record can make (so that
+  // nothing staged is ever dropped). `tell`: has the CPU's notifier tell
+  // its readers (never waits for it); `report`: a ring error, once per
+  // error and session.
+  CpuDrainer(int cpu, CpuQueues& queues, const ProjectionTable& table, const WantedEvents* wanted,
+             std::size_t max_entry, std::function<void()> tell, std::function<void(const std::string&)> report);
+
+  // Reads `ring` (the CPU's, for this session; used under ring_mu) until
+  // `live` goes false, then moves what is staged into the queue. Returns
+  // early when woken by the queues' wake_fd with `live` false.
+  // `readiness_fd`: the instance's any-CPU readiness, or -1.
+  void session(CpuRing& ring, int readiness_fd, const std::atomic<bool>& live);
+
+ private:
+  class Sink;
+  using Clock = DrainPolicy::Clock;
+  // One drain of the ring into the queue, or into staging while a reader
+  // holds the queue.
+  DrainPolicy::Drained drain(CpuRing& ring, Clock::time_point now);
+
+  const int cpu_;
+  CpuQueues& q_;
+  const ProjectionTable& table_;
+  const WantedEvents* wanted_;
+  const std::size_t max_entry_;
+  std::function<void()> tell_;
+  std::function<void(const std::string&)> report_;
+  // This session's:
+  int ring_fd_ = -1;
+  bool pinned_ = false;
+  Clock::time_point pin_until_{};
+  int reported_ = 0;  // the ring's error, once told
+};
+
+}  // namespace eventfs
