@@ -135,6 +135,17 @@ class Controller::EventLocks {
   std::vector<std::mutex*> held_;
 };
 
+std::unique_lock<std::mutex> Controller::read_lock(const std::string& dir) {
+  std::mutex* m;
+  {
+    std::lock_guard lock(state_mu_);
+    auto& slot = event_locks_[dir];
+    if (!slot) slot = std::make_unique<std::mutex>();
+    m = slot.get();
+  }
+  return std::unique_lock<std::mutex>(*m);
+}
+
 void Controller::FifoMutex::lock() {
   std::unique_lock lock(mu_);
   const unsigned long ticket = next_++;
@@ -237,6 +248,7 @@ void Controller::publish_wanted() {
 
 int Controller::read_enable(std::size_t index, std::string& out) {
   const Stable& s = stable_.at(index);
+  auto event = read_lock(s.dir);
   if (s.always_on) {
     out = "1\n";
     return 0;
@@ -306,6 +318,7 @@ int Controller::write_raw_enable(const std::string& system, const std::string& e
 
 int Controller::read_filter(std::size_t index, std::string& out) {
   const Stable& s = stable_.at(index);
+  auto event = read_lock(s.dir);
   std::string k;
   if (int e = files_.read(s.dir + "/filter", k)) return e;
   std::string raw = trimmed(k);
@@ -709,6 +722,7 @@ std::string Controller::translate_trigger_line(const Stable* s, const std::strin
 
 int Controller::read_trigger(std::size_t index, std::string& out) {
   const Stable& s = stable_.at(index);
+  auto event = read_lock(s.dir);
   std::string k;
   if (int e = files_.read(s.dir + "/trigger", k)) return e;
   if (k.rfind("#", 0) == 0) {  // no triggers: the kernel's header, as it is
@@ -723,7 +737,9 @@ int Controller::read_trigger(std::size_t index, std::string& out) {
 
 int Controller::read_raw(const std::string& system, const std::string& event, const std::string& file,
                          std::string& out) {
-  return files_.read(raw_dir(system, event) + "/" + file, out);
+  const std::string dir = raw_dir(system, event);
+  auto lock = read_lock(dir);
+  return files_.read(dir + "/" + file, out);
 }
 
 }  // namespace eventfs

@@ -6,8 +6,8 @@
 // Concurrency: a write holds the locks of the raw events it changes (its own,
 // and the targets of its triggers), taken in name order, for its whole
 // length; writes to other events go on meanwhile (a write that changes many
-// events, a glob, has the controller's writes to itself), and reads take no
-// lock that a write holds across a kernel call. The controller's own records are under a lock that is never
+// events, a glob, has the controller's writes to itself). A read waits for a
+// write to its own event, never for one to another event. The controller's own records are under a lock that is never
 // held across a kernel call.
 #pragma once
 
@@ -107,6 +107,10 @@ class Controller {
     std::size_t caret = 0;
   };
   class EventLocks;
+  // A read of an event's files waits for a write to that event (which may
+  // show the kernel a state it then undoes, a refused filter say), never for
+  // one to another event.
+  std::unique_lock<std::mutex> read_lock(const std::string& dir);
 
   int refuse(const std::string& where, int err, const std::string& message, std::string_view command,
              std::size_t caret);

@@ -10,7 +10,7 @@
 #include <regex>
 #include <thread>
 
-#include "../common/refused_writes.h"
+#include "support/refused_writes.h"
 #include "control/controller.h"
 #include "control/error_log.h"
 #include "control/trigger.h"
@@ -227,9 +227,10 @@ TEST_F(ControllerTest, ARefusalAfterArmedTriggersFiredPutsTheirTargetsBack) {
   EXPECT_EQ(read(&Controller::read_enable, "sched_process_exec"), "0*\n");
 }
 
-// Reads of control files never wait for a write, even one the kernel is
-// slow to take.
-TEST_F(ControllerTest, AStuckKernelWriteHoldsUpNoRead) {
+// Reads of control files never wait for another event's write, even one the
+// kernel is slow to take; a read of the event being written waits for the
+// write (which may show the kernel a state it then undoes).
+TEST_F(ControllerTest, AStuckKernelWriteHoldsUpNoReadOfAnotherEvent) {
   std::mutex gate;
   std::unique_lock closed(gate);
   std::atomic<bool> in_write{false};
@@ -243,19 +244,26 @@ TEST_F(ControllerTest, AStuckKernelWriteHoldsUpNoRead) {
   auto reads = std::async(std::launch::async, [&] {
     std::string out;
     int e = 0;
-    for (const char* ev : {"sched_switch", "sched_wakeup"}) {
+    for (const char* ev : {"sched_wakeup", "irq_handler_entry"}) {
       e |= ctl.read_enable(index(ev), out);
       e |= ctl.read_filter(index(ev), out);
       e |= ctl.read_trigger(index(ev), out);
     }
-    e |= ctl.read_raw("sched", "sched_switch", "trigger", out);
+    e |= ctl.read_raw("sched", "sched_wakeup", "trigger", out);
     return e;
   });
+  auto same = std::async(std::launch::async, [&] {
+    std::string out;
+    return ctl.read_trigger(index("sched_switch"), out) == 0 ? out : "error";
+  });
   bool done = reads.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
+  bool same_waited = same.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout;
   closed.unlock();  // let the write finish either way
-  EXPECT_TRUE(done) << "a read waited for the write";
+  EXPECT_TRUE(done) << "a read of another event waited for the write";
+  EXPECT_TRUE(same_waited) << "a read of the event being written did not wait for the write";
   EXPECT_EQ(reads.get(), 0);
   EXPECT_EQ(stuck.get(), 0);
+  EXPECT_EQ(same.get(), "traceoff:unlimited\n") << "the read saw the event before the write";
 }
 
 // A long glob (a kernel write per target, each slow) does not hold up writes
