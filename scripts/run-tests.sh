@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Install, build and run every test: the normal build, then the same suite
-# built with AddressSanitizer and UndefinedBehaviorSanitizer.
+# built with AddressSanitizer and UndefinedBehaviorSanitizer, and with
+# ThreadSanitizer; then the fuzzers (scripts/fuzz.sh), where there are some.
 #   sudo bash scripts/run-tests.sh
-# Ends with a line "N passed, N failed".
+# Ends with a line "N passed, N failed, N skipped": the test cases of every
+# build (meson's JUnit logs), one failed case per process that wrote a
+# sanitizer report, and one case per fuzz target.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -10,25 +13,156 @@ cd "$top"
 bash scripts/deps.sh || exit 1
 
 status=0
-builds=(build build-asan)
+extra_passed=0
+extra_failed=0
+builds=(build build-asan build-tsan)
+
+# gcc 12's ThreadSanitizer runtime expects programs and libraries where its
+# memory layout puts them, and stops ("FATAL: ThreadSanitizer: unexpected
+# memory mapping") when address randomization maps them elsewhere, as it
+# does with vm.mmap_rnd_bits above 28. So the TSan run goes without
+# randomization: under setarch -R, which every process it starts inherits
+# (the integration tests' daemons too); where personality(2) is refused (a
+# container's seccomp filter), with vm.mmap_rnd_bits lowered to 28 for the
+# run and restored after it.
+tsan_run=()
+saved_rnd_bits=
+restore_rnd_bits() {
+  if [ -n "$saved_rnd_bits" ]; then
+    echo "$saved_rnd_bits" >/proc/sys/vm/mmap_rnd_bits
+    saved_rnd_bits=
+  fi
+}
+trap restore_rnd_bits EXIT
+# Sets tsan_run up; true once `probe`, a program of the TSan build, starts.
+prepare_tsan() {
+  local probe=$1 bits
+  if setarch "$(uname -m)" -R true 2>/dev/null; then
+    tsan_run=(setarch "$(uname -m)" -R)
+  else
+    tsan_run=()
+    bits=$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0)
+    if [ "$bits" -gt 28 ]; then
+      if echo 28 >/proc/sys/vm/mmap_rnd_bits 2>/dev/null; then
+        saved_rnd_bits=$bits
+        echo "(setarch -R refused: vm.mmap_rnd_bits lowered from $bits to 28 for the TSan run)"
+      fi
+    fi
+  fi
+  local out
+  if ! out=$("${tsan_run[@]}" "$probe" --gtest_list_tests 2>&1); then
+    echo "the ThreadSanitizer build cannot run here:" >&2
+    echo "$out" | head -5 >&2
+    return 1
+  fi
+}
+
+# Sanitized processes write their reports to files (log_path: PREFIX.PID)
+# instead of stderr: the integration tests capture their daemon's stderr
+# and look at it in a few tests only, so a report there (a race, a leak at
+# exit, an error while the daemon shuts down) would go unnoticed. Every
+# non-empty file counts as a failed case.
+check_reports() {
+  local dir=$1 f
+  for f in "$dir"/*; do
+    [ -s "$f" ] || continue
+    echo "=== sanitizer report: $f"
+    cat "$f"
+    extra_failed=$((extra_failed + 1))
+    status=1
+  done
+}
+
 for dir in "${builds[@]}"; do
+  start=$SECONDS
   args=()
-  [ "$dir" = build-asan ] && args=(-Db_sanitize=address,undefined -Db_lundef=false)
+  case $dir in
+    build-asan) args=(-Db_sanitize=address,undefined -Db_lundef=false) ;;
+    build-tsan) args=(-Db_sanitize=thread -Db_lundef=false) ;;
+  esac
   echo "=== $dir"
+  rm -f "$dir/meson-logs/testlog.junit.xml"  # (a failed build must not count an older run)
   if ! bash scripts/build.sh "$dir" "${args[@]}"; then
     echo "build failed in $dir" >&2
     status=1
     continue
   fi
-  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  reports=$top/$dir/meson-logs/sanitizer-reports
+  rm -rf "$reports"
+  mkdir -p "$reports"
+  run=()
+  apart=
+  case $dir in
+    build)
+      san_env=(UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1) ;;
+    build-asan)
+      # gcc's UBSan runtime writes its message to stderr whatever log_path
+      # says; abort_on_error turns it into an abort, which ASan
+      # (handle_abort) reports in the file with the stack of the check that
+      # failed. Both need log_path: each runtime parses its own options.
+      san_env=(ASAN_OPTIONS=handle_abort=1:log_path=$reports/asan
+               UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$reports/asan) ;;
+    build-tsan)
+      if ! prepare_tsan "$dir/test/unit/unit_tests"; then
+        status=1
+        restore_rnd_bits
+        continue
+      fi
+      run=("${tsan_run[@]}")
+      tsan=halt_on_error=1:second_deadlock_stack=1:exitcode=66:suppressions=$top/test/tsan.supp:log_path=$reports/tsan
+      # TSan's deadlock detector stops the process (a CHECK failure) when
+      # one thread holds more than 64 mutexes; the stream hub holds one per
+      # possible CPU (tracefs's per_cpu/), with a few others, to merge the
+      # text stream.
+      cpus=$(find /sys/kernel/tracing/per_cpu -maxdepth 1 -name 'cpu*' 2>/dev/null | wc -l)
+      if [ "$cpus" -gt 56 ]; then
+        tsan+=:detect_deadlocks=0
+        echo "($cpus possible CPUs: the TSan run goes without its deadlock detector)"
+      fi
+      san_env=(TSAN_OPTIONS=$tsan)
+      # Run apart, for its sanitizer reports only (its result counts in the
+      # other builds): it wants more reads in its second than there are
+      # files, a pace the daemon under TSan does not always keep.
+      apart=Concurrency.EightThreadsReadingFormatsAllGetTheRightText ;;
+  esac
+  env "${san_env[@]}" ${apart:+GTEST_FILTER=-$apart} "${run[@]}" \
     meson test -C "$dir" --print-errorlogs --no-rebuild || status=1
+  if [ -n "$apart" ]; then
+    echo "=== $dir: $apart, for sanitizer reports only (output in $dir/meson-logs/apart.txt)"
+    env "${san_env[@]}" GTEST_FILTER="$apart" "${run[@]}" "$dir/test/integration/integration_tests" \
+      >"$dir/meson-logs/apart.txt" 2>&1
+  fi
+  restore_rnd_bits
+  check_reports "$reports"
+  echo "=== $dir: $((SECONDS - start)) s"
 done
 
+# The fuzzers: scripts/fuzz.sh prints "fuzz TARGET: ok, N execs" or
+# "fuzz TARGET: FAILED ..." for each target.
+if [ -f scripts/fuzz.sh ]; then
+  echo "=== fuzz"
+  start=$SECONDS
+  fuzz_out=$(mktemp)
+  bash scripts/fuzz.sh 60 | tee "$fuzz_out"
+  rc=${PIPESTATUS[0]}
+  ok=$(grep -cE '^fuzz [^ ]+: ok' "$fuzz_out")
+  bad=$(grep -cE '^fuzz [^ ]+: FAILED' "$fuzz_out")
+  rm -f "$fuzz_out"
+  if [ "$bad" -eq 0 ] && { [ "$rc" -ne 0 ] || [ "$ok" -eq 0 ]; }; then
+    echo "scripts/fuzz.sh failed (exit status $rc) without a failed target" >&2
+    bad=1
+  fi
+  extra_passed=$((extra_passed + ok))
+  extra_failed=$((extra_failed + bad))
+  [ "$bad" -ne 0 ] && status=1
+  echo "=== fuzz: $((SECONDS - start)) s"
+fi
+
 # Count test cases (not executables) from meson's JUnit logs.
-python3 - "${builds[@]}" <<'PY'
+python3 - "$extra_passed" "$extra_failed" "${builds[@]}" <<'PY'
 import sys, xml.etree.ElementTree as ET
-passed = failed = skipped = 0
-for d in sys.argv[1:]:
+passed, failed, skipped = int(sys.argv[1]), int(sys.argv[2]), 0
+for d in sys.argv[3:]:
     try:
         root = ET.parse(f"{d}/meson-logs/testlog.junit.xml").getroot()
     except (OSError, ET.ParseError) as e:
