@@ -45,6 +45,16 @@ class PollNotifier {
   virtual void notify() = 0;
 };
 
+// Where the interrupts of a file's waiting reads go. It lives as long as the
+// mount: an open file may be released while an interrupt of one of its reads
+// is being delivered on another thread.
+class InterruptSink {
+ public:
+  virtual ~InterruptSink() = default;
+  // The request `key` was interrupted: answer it with EINTR if it waits.
+  virtual void interrupt(const void* key) = 0;
+};
+
 // One open of a file: reads and writes go here.
 class OpenFile {
  public:
@@ -66,8 +76,8 @@ class OpenFile {
     int e = read(offset, count, out);
     c->done(e, out);
   }
-  // The request `key` was interrupted: answer it with EINTR if it waits.
-  virtual void interrupt(const void* key) { (void)key; }
+  // Where interrupts of its waiting reads go (nullptr: its reads never wait).
+  virtual InterruptSink* interrupt_sink() { return nullptr; }
   // Returns the ready events (POLLIN...); keeps `n` to wake the poller later
   // when nothing is ready.
   virtual unsigned poll(std::unique_ptr<PollNotifier> n) {

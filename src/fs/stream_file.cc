@@ -21,7 +21,7 @@ class StreamFile::Open final : public OpenFile {
   void read_async(std::uint64_t, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) override {
     file_->read(*this, count, nonblock, std::move(c));
   }
-  void interrupt(const void* key) override { file_->interrupt(key); }
+  InterruptSink* interrupt_sink() override { return file_.get(); }
   unsigned poll(std::unique_ptr<PollNotifier> n) override { return file_->poll(*this, std::move(n)); }
 
   std::string pending;

@@ -44,7 +44,9 @@ class StreamChannel {
   virtual void reader_closed() {}
 };
 
-class StreamFile final : public FileBehaviour, public std::enable_shared_from_this<StreamFile> {
+class StreamFile final : public FileBehaviour,
+                         public InterruptSink,
+                         public std::enable_shared_from_this<StreamFile> {
  public:
   explicit StreamFile(std::shared_ptr<StreamChannel> channel) : channel_(std::move(channel)) {}
   bool immutable() const override { return false; }
@@ -59,6 +61,8 @@ class StreamFile final : public FileBehaviour, public std::enable_shared_from_th
   void data_ready();
   // The mount is going away: every waiting and later read gets end of file.
   void end();
+  // A waiting read (of any open of this file) was interrupted.
+  void interrupt(const void* key) override;
 
  private:
   class Open;
@@ -70,7 +74,7 @@ class StreamFile final : public FileBehaviour, public std::enable_shared_from_th
   bool take_locked(Open& o, std::size_t count, std::string& out);
   bool take_in_place(Open& o, std::size_t count, ReadCompletion& c);  // answers c if it can
   void read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c);
-  void interrupt(const void* key);
+
   unsigned poll(Open& o, std::unique_ptr<PollNotifier> n);
   void closed(Open& o);
 

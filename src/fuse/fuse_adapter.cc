@@ -161,9 +161,9 @@ class FuseReadCompletion final : public ReadCompletion {
   bool answered_ = false;
 };
 
-void on_interrupt(fuse_req_t req, void* file) {
+void on_interrupt(fuse_req_t req, void* sink) {
   try {
-    static_cast<OpenFile*>(file)->interrupt(req);
+    static_cast<InterruptSink*>(sink)->interrupt(req);
   } catch (...) {
   }
 }
@@ -178,7 +178,9 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*
       // answers, and if an exception drops it, its destructor does (EIO).
       // So nothing else may answer, whatever read_async throws.
       auto completion = std::make_unique<FuseReadCompletion>(req);
-      fuse_req_interrupt_func(req, on_interrupt, f);
+      // (The sink, not the open file: the file may be released while an
+      // interrupt of this read is delivered on another thread.)
+      if (InterruptSink* sink = f->interrupt_sink()) fuse_req_interrupt_func(req, on_interrupt, sink);
       try {
         f->read_async(static_cast<uint64_t>(off), size, fi->flags & O_NONBLOCK, std::move(completion));
       } catch (...) {

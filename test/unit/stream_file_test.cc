@@ -204,14 +204,21 @@ TEST_F(StreamFileTest, InterruptAnswersOnlyThatReaderWithEintr) {
   Answer a, b;
   f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a));
   f->read_async(0, 100, false, std::make_unique<FakeCompletion>(b));
-  f->interrupt(&a);
+  InterruptSink* sink = f->interrupt_sink();
+  ASSERT_NE(sink, nullptr);
+  sink->interrupt(&a);
   ASSERT_TRUE(a.answered);
   EXPECT_EQ(a.err, EINTR);
   EXPECT_FALSE(b.answered);
-  f->interrupt(&a);  // a second interruption of an answered request is harmless
+  sink->interrupt(&a);  // a second interruption of an answered request is harmless
   channel->push("y\n");
   file->data_ready();
   EXPECT_EQ(b.data, "y\n");
+  // The open released while an interrupt of one of its reads is still on its
+  // way: the sink is the file's, which outlives every open of it.
+  f.reset();
+  sink->interrupt(&b);
+  EXPECT_EQ(sink, file.get());
 }
 
 TEST_F(StreamFileTest, AReadAlreadyInterruptedIsNotParked) {
