@@ -370,7 +370,7 @@ int main(int argc, char* argv[]) {
   // or on an error: the same clean-up, once.
   shut_down();
   if (hub) hub->stop();  // the rings close before the instance goes
-  fuse_session_destroy(se);  // closes the FUSE device
+  destroy_session(se);
   release_open_files();
   fuse_opt_free_args(&args);
   for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.nice, opts.rt, opts.queue_kb, opts.gid}) std::free(o);

@@ -98,6 +98,12 @@ void block_shutdown_signals() {
   std::signal(SIGPIPE, SIG_IGN);
 }
 
+void destroy_session(fuse_session* se) {
+  pollfd pfd{fuse_session_fd(se), 0, 0};
+  if (pfd.fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR)) fuse_session_unmount(se);
+  fuse_session_destroy(se);
+}
+
 SessionLoop::SessionLoop(fuse_session* se, std::function<void()> shut_down, std::chrono::milliseconds grace)
     : se_(se), shut_down_(std::move(shut_down)), grace_(grace) {
   struct sigaction sa {};

@@ -31,6 +31,15 @@ void serving_started();
 // thread it starts later: a SessionLoop takes them. SIGPIPE is ignored.
 void block_shutdown_signals();
 
+// Ends a session whose loop has returned: closes the FUSE device and frees
+// the session. libfuse keeps its copy of the mount point until
+// fuse_session_unmount(), which unmounts by path (and so would take a mount
+// made on that path since); it is called only once the kernel has ended the
+// connection (the device polls POLLERR), when all it does is close and free.
+// Otherwise the copy (a few bytes) stays until the process exits, and the
+// kernel ends the connection when the device closes.
+void destroy_session(fuse_session* se);
+
 class SessionLoop {
  public:
   // `shut_down` runs once, on the loop's shutdown thread, when one of the
