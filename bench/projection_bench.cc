@@ -63,6 +63,7 @@ extern "C" {
 #include "ring/subbuf.h"
 #include "tracefs/raw_event_cache.h"
 #include "tracefs/tracefs.h"
+#include "tracefs_text.h"
 
 namespace {
 
@@ -70,20 +71,8 @@ using namespace eventfs;
 
 constexpr const char* kTracefs = "/sys/kernel/tracing";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  return ok;
-}
+using eventfs_tracefs_text::slurp;
+using eventfs_tracefs_text::write_file;
 
 // Records back to back; each 8-aligned so loads behave as in a sub-buffer.
 struct Records {

@@ -5,7 +5,7 @@
 #include <random>
 #include <thread>
 
-#include "mounted_eventfs.h"
+#include "support/mounted_eventfs.h"
 
 namespace eventfs_it {
 namespace {

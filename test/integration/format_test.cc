@@ -1,7 +1,7 @@
 // The formats: the RFC's golden stable formats byte for byte on every kernel,
 // stable formats identical across kernels, every raw event of the kernel in
 // the format language and faithful to tracefs, and the catalog's events.
-#include "mounted_eventfs.h"
+#include "support/mounted_eventfs.h"
 
 namespace eventfs_it {
 namespace {

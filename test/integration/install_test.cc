@@ -17,7 +17,7 @@
 #include <climits>
 #include <functional>
 
-#include "mounted_eventfs.h"
+#include "support/mounted_eventfs.h"
 
 namespace eventfs_it {
 namespace {

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
-#include "mounted_eventfs.h"
+#include "support/mounted_eventfs.h"
 
 namespace eventfs_it {
 namespace {

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <thread>
 
-#include "mounted_eventfs.h"
-#include "stream_helpers.h"
+#include "support/mounted_eventfs.h"
+#include "support/stream_helpers.h"
 
 namespace eventfs_it {
 namespace {

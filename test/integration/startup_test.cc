@@ -1,6 +1,6 @@
 // Start-up and shutdown: every refused start is one line on stderr, a
 // non-zero exit and no mount; custom catalogs; background mode; signals.
-#include "mounted_eventfs.h"
+#include "support/mounted_eventfs.h"
 
 namespace eventfs_it {
 namespace {

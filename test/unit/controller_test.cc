@@ -10,7 +10,7 @@
 #include <regex>
 #include <thread>
 
-#include "../common/refused_writes.h"
+#include "support/refused_writes.h"
 #include "control/controller.h"
 #include "control/error_log.h"
 #include "control/trigger.h"

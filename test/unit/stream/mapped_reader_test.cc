@@ -8,7 +8,7 @@
 #include <deque>
 
 #include "ring/mapped_reader.h"
-#include "synthetic.h"
+#include "support/synthetic.h"
 
 namespace eventfs {
 namespace {

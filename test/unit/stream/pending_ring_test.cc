@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "ring/pending_ring.h"
-#include "synthetic.h"
+#include "support/synthetic.h"
 
 namespace eventfs {
 namespace {

@@ -16,7 +16,7 @@
 #include "eventfs/record.h"
 #include "projection/projection.h"
 #include "ring/subbuf.h"
-#include "synthetic.h"
+#include "support/synthetic.h"
 
 namespace eventfs {
 namespace {

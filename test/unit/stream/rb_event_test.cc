@@ -10,8 +10,8 @@
 
 #include "ring/rb_event.h"
 #include "ring/subbuf.h"
-#include "synthetic.h"
-#include "walk_compare.h"
+#include "support/synthetic.h"
+#include "support/walk_compare.h"
 
 namespace eventfs {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "../fixture_kernels.h"
 #include "ring/ring.h"
-#include "synthetic.h"
+#include "support/synthetic.h"
 
 namespace eventfs {
 namespace {

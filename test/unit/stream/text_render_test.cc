@@ -3,7 +3,7 @@
 
 #include "../fixture_kernels.h"
 #include "projection/text_render.h"
-#include "synthetic.h"
+#include "support/synthetic.h"
 
 namespace eventfs {
 namespace {

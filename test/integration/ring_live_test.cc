@@ -32,10 +32,11 @@ extern "C" {
 #include "ring/ring.h"
 #include "ring/subbuf.h"
 #include "ring/trace_mmap_abi.h"
-#include "synthetic.h"
-#include "walk_compare.h"
+#include "support/synthetic.h"
+#include "support/walk_compare.h"
 #include "tracefs/raw_event_cache.h"
 #include "tracefs/tracefs.h"
+#include "../../bench/tracefs_text.h"
 
 namespace eventfs {
 namespace {
@@ -44,20 +45,8 @@ using testing::CollectSink;
 
 constexpr const char* kTracefs = "/sys/kernel/tracing";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  return ok;
-}
+using eventfs_tracefs_text::slurp;
+using eventfs_tracefs_text::write_file;
 
 // A tracefs instance of our own, removed however the test ends.
 class LiveRingTest : public ::testing::Test {

@@ -1,0 +1,160 @@
+// sched_switch through trace_pipe and per_cpu/cpuN/trace_pipe_raw, compared with
+// a second tracefs instance of the test's own decoded with libtraceevent (kbuffer +
+// tep): the same switches of two known threads. Needs root, FUSE and a live tracefs;
+// the top-level instance is never touched (checked after each test).
+
+#include <sys/epoll.h>
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "support/stream_fixture.h"
+
+namespace eventfs_it {
+namespace {
+
+using namespace stream;
+
+using SwitchKey = std::tuple<int, pid_t, std::string, char, pid_t, std::string>;  // cpu first
+
+SwitchKey key_of(const Switch& s) {
+  return {s.cpu, s.prev_pid, s.prev_comm, s.prev_state, s.next_pid, s.next_comm};
+}
+
+std::string describe_key(const SwitchKey& k) {
+  std::ostringstream o;
+  o << "cpu" << std::get<0>(k) << " " << std::get<2>(k) << ":" << std::get<1>(k) << " [" << std::get<3>(k) << "] -> "
+    << std::get<5>(k) << ":" << std::get<4>(k);
+  return o.str();
+}
+
+// The differences of two multisets, readable.
+std::string multiset_diff(const std::map<SwitchKey, int>& eventfs, const std::map<SwitchKey, int>& ref) {
+  std::ostringstream o;
+  int shown = 0;
+  std::set<SwitchKey> keys;
+  for (const auto& [k, n] : eventfs) keys.insert(k);
+  for (const auto& [k, n] : ref) keys.insert(k);
+  for (const auto& k : keys) {
+    int a = eventfs.count(k) ? eventfs.at(k) : 0, b = ref.count(k) ? ref.at(k) : 0;
+    if (a == b) continue;
+    if (shown++ < 20) o << "\n  " << describe_key(k) << ": eventfs " << a << ", reference " << b;
+  }
+  if (shown > 20) o << "\n  ... " << shown - 20 << " more";
+  return o.str();
+}
+
+class StreamSchedSwitch : public StreamTest, public ::testing::WithParamInterface<Via> {};
+
+TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfASecondInstance) {
+  const Via via = GetParam();
+  MountedEventfs m;
+  ASSERT_TRUE(m.Start());
+  const int cpus = mount_cpus(m.path());
+  ASSERT_GT(cpus, 0);
+  const unsigned id = event_id(m, "sched_switch");
+  ASSERT_EQ(id, 1u) << "the default catalog's sched_switch id";
+  RefInstance ref;
+  ASSERT_EQ(ref.error(), "");
+  // Room for every switch of the whole machine while the test runs.
+  ASSERT_TRUE(Writes(ref / "buffer_size_kb", "4096"));
+
+  Collector col(stream_paths(m, via, cpus), via == Via::Raw);
+  ASSERT_TRUE(col.Start());
+  ASSERT_TRUE(Writes(ref / "events/sched/sched_switch/enable", "1"));
+  ASSERT_TRUE(Writes(m / "sched_switch/enable", "1", m / "error_log"));
+  // The threads live only while both instances record.
+  const int cpu = test_cpu();
+  PingPongResult pp = ping_pong(200, cpu);
+  std::this_thread::sleep_for(50ms);  // a thread's last switch may come after join()
+  ASSERT_TRUE(Writes(m / "sched_switch/enable", "0", m / "error_log"));
+  ASSERT_TRUE(Writes(ref / "events/sched/sched_switch/enable", "0"));
+  ASSERT_EQ(pp.rounds_done, 200);
+  ASSERT_GT(pp.ping, 0);
+  ASSERT_GT(pp.pong, 0);
+  EXPECT_TRUE(col.WaitQuiet(500ms, 10s)) << "the stream kept delivering after sched_switch was disabled";
+  col.Stop();
+  auto problems = col.Problems();
+  EXPECT_TRUE(problems.empty()) << join(problems);
+
+  auto ours = [&](const Switch& s) {
+    return s.prev_pid == pp.ping || s.prev_pid == pp.pong || s.next_pid == pp.ping || s.next_pid == pp.pong;
+  };
+  std::map<SwitchKey, int> got, want;
+  std::size_t got_n = 0, want_n = 0, all_records = 0, lost = 0;
+  std::vector<std::string> odd;
+  if (via == Via::Text) {
+    for (const auto& line : col.Lines()) {
+      Switch s;
+      if (line.rfind("CPU:", 0) == 0 && line.find("[LOST") != std::string::npos) {
+        ++lost;
+      } else if (!parse_switch_line(line, s)) {
+        if (odd.size() < 10) odd.push_back("unparsable line: " + line);
+      } else {
+        ++all_records;
+        if (!ours(s)) continue;
+        // The pid column is the raw record's common_pid: the task switched out.
+        if (s.common_pid != s.prev_pid && odd.size() < 10)
+          odd.push_back("pid column " + std::to_string(s.common_pid) + " is not prev_pid: " + line);
+        ++got[key_of(s)];
+        ++got_n;
+      }
+    }
+  } else {
+    for (const auto& r : col.Records()) {
+      if (r.header.id == EVENTFS_ID_LOST) {
+        ++lost;
+        continue;
+      }
+      Switch s;
+      if (r.header.id != id || !parse_switch_payload(r.payload, s)) {
+        if (odd.size() < 10)
+          odd.push_back("record of id " + std::to_string(r.header.id) + " size " + std::to_string(r.header.size));
+        continue;
+      }
+      if (r.header.size != EVENTFS_RECORD_SIZE(44) && odd.size() < 10)
+        odd.push_back("a sched_switch record of size " + std::to_string(r.header.size));
+      ++all_records;
+      s.cpu = static_cast<int>(r.stream);
+      if (!ours(s)) continue;
+      ++got[key_of(s)];
+      ++got_n;
+    }
+  }
+  EXPECT_EQ(lost, 0u) << "eventfs reported lost events: the comparison below may be off";
+  EXPECT_TRUE(odd.empty()) << join(odd);
+
+  ReferenceRead reference = read_reference_switches(ref.path(), cpus);
+  ASSERT_EQ(reference.error, "");
+  ASSERT_EQ(reference.missed, 0) << "the reference instance lost events: no comparison possible";
+  for (const auto& s : reference.switches)
+    if (ours(s)) {
+      ++want[key_of(s)];
+      ++want_n;
+    }
+  std::ostringstream ctx;
+  ctx << "ping " << pp.ping << ", pong " << pp.pong << " on cpu" << cpu << "; eventfs: " << got_n << " of "
+      << all_records << " switches; reference: " << want_n << " of " << reference.switches.size() << " in "
+      << reference.subbufs << " sub-buffers";
+  EXPECT_GT(want_n, 100u) << ctx.str();
+  EXPECT_GT(got_n, 100u) << ctx.str();
+  EXPECT_EQ(got_n, want_n) << ctx.str();
+  EXPECT_TRUE(got == want) << ctx.str() << "; differences:" << multiset_diff(got, want);
+  // Both threads were seen under their own names, in both directions.
+  std::size_t named = 0;
+  for (const auto& [k, n] : got)
+    if (std::get<2>(k) == "efs-ping" && std::get<5>(k) == "efs-pong") named += static_cast<std::size_t>(n);
+  EXPECT_GT(named, 50u) << "few direct efs-ping -> efs-pong switches; " << ctx.str();
+}
+
+INSTANTIATE_TEST_SUITE_P(Streams, StreamSchedSwitch, ::testing::Values(Via::Text, Via::Raw),
+                         [](const auto& info) { return info.param == Via::Text ? "TracePipe" : "PerCpuRaw"; });
+
+// ---------------------------------------------------------------------------
+// 2. trace_marker records through a test catalog event, with both readers.
+
+}  // namespace
+}  // namespace eventfs_it

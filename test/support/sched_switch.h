@@ -1,0 +1,119 @@
+// sched_switch traffic (ping-pong threads) and an independent libtraceevent reader of a second instance.
+#pragma once
+
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <regex>
+#include <string_view>
+
+#include <traceevent/event-parse.h>
+extern "C" {  // kbuffer.h has no extern "C" of its own
+#include <traceevent/kbuffer.h>
+}
+
+#include "eventfs/record.h"
+
+#include "support/stream_reading.h"
+
+namespace eventfs_it::stream {
+
+struct PingPongResult {
+  pid_t ping = 0, pong = 0;
+  int rounds_done = 0;
+};
+
+// Two threads named `ping_name` and `pong_name` (prctl PR_SET_NAME) hand a
+// byte back and forth `rounds` times over pipes. Pinned to one CPU (cpu >= 0)
+// every hand-over is a direct switch from one to the other.
+PingPongResult ping_pong(int rounds, int cpu = -1, const char* ping_name = "efs-ping",
+                         const char* pong_name = "efs-pong");
+
+// ---------------------------------------------------------------------------
+// sched_switch records, as a comparable tuple.
+
+struct Switch {
+  pid_t prev_pid = 0;
+  std::string prev_comm;
+  char prev_state = 0;
+  std::string next_comm;
+  pid_t next_pid = 0;
+  pid_t common_pid = -1;  // where known
+  int cpu = -1;           // the stream (or per-CPU file) it came from
+};
+
+// "<pid> [<cpu>] <secs>.<usecs>: sched_switch: prev_comm=... next_pid=N" -> Switch.
+bool parse_switch_line(const std::string& line, Switch& out);
+
+// The stable sched_switch payload (record.h's example struct).
+bool parse_switch_payload(const std::string& p, Switch& out);
+
+// ---------------------------------------------------------------------------
+// A tracefs instance of the test's own, read with libtraceevent.
+
+// /sys/kernel/tracing/instances/eventfs-it-ref-<pid>, removed at the end. An
+// owner file in /tmp/eventfs-it-ref-<pid> (the convention of mounted_eventfs.h)
+// keeps a concurrent run's StaleMountCleaner off it, and lets a later run
+// remove it if this one crashes.
+class RefInstance {
+ public:
+  RefInstance() {
+    name_ = "eventfs-it-ref-" + std::to_string(::getpid());
+    owner_dir_ = std::string(kTempPrefix) + "ref-" + std::to_string(::getpid());
+    path_ = instance_dir(name_);
+    ::mkdir(owner_dir_.c_str(), 0755);
+    write_text_file(owner_dir_ + "/owner", owner_line());
+    if (exists(path_)) Remove();  // a leftover of this pid's earlier test
+    if (::mkdir(path_.c_str(), 0755) != 0) error_ = "mkdir " + path_ + ": " + std::strerror(errno);
+  }
+  ~RefInstance() {
+    Remove();
+    ::unlink((owner_dir_ + "/owner").c_str());
+    ::rmdir(owner_dir_.c_str());
+  }
+  RefInstance(const RefInstance&) = delete;
+  RefInstance& operator=(const RefInstance&) = delete;
+
+  const std::string& error() const { return error_; }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  void Remove() {
+    write_once(path_ + "/events/enable", "0");
+    wait_until([&] { return ::rmdir(path_.c_str()) == 0 || errno == ENOENT; }, 2s);
+  }
+  std::string name_, owner_dir_, path_, error_;
+};
+
+// The letters of a task-state __print_flags() table, in table order, read
+// from a tracefs format's print fmt: { 0x00000001, "S" }, ...
+std::vector<std::pair<unsigned long long, char>> task_state_table(const std::string& format);
+
+// The letter of the first table entry whose bit is set, 'R' if none.
+char task_state_letter(const std::vector<std::pair<unsigned long long, char>>& table,
+                       unsigned long long state);
+
+struct ReferenceRead {
+  std::vector<Switch> switches;
+  long long missed = 0;  // sub-buffers that reported lost events
+  std::size_t subbufs = 0;
+  std::string error;
+};
+
+// Drains every CPU's trace_pipe_raw of `inst` (read(2), non-blocking, one
+// sub-buffer per read) and decodes its sched_switch records with
+// libtraceevent: kbuffer walks the sub-buffers, tep_parse_format reads the
+// instance's events/sched/sched_switch/format.
+ReferenceRead read_reference_switches(const std::string& inst, int cpus);
+
+// ---------------------------------------------------------------------------
+// trace_marker writes: ftrace:print records in an instance.
+
+}  // namespace eventfs_it::stream

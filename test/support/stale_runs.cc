@@ -1,0 +1,136 @@
+// What crashed runs left behind (mounts, offline CPUs), and a per-test watchdog.
+#include "support/stale_runs.h"
+
+namespace eventfs_it {
+
+long owner_pid(const std::string& owner) {
+  std::istringstream in(owner);
+  long pid = 0;
+  in >> pid;
+  return pid > 0 ? pid : 0;
+}
+
+bool owner_gone(const std::string& owner) {
+  std::istringstream in(owner);
+  long pid = 0;
+  std::string start;
+  in >> pid >> start;
+  if (pid <= 0) return true;
+  if (pid == ::getpid()) return false;
+  return !process_alive(static_cast<pid_t>(pid)) || process_start_time(static_cast<pid_t>(pid)) != start;
+}
+
+bool temp_dir_is_stale(const std::string& dir) {
+  std::string owner;
+  if (read_file(dir + "/owner", owner) != 0) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0) return false;
+    return std::time(nullptr) - st.st_mtime > 60;
+  }
+  return owner_gone(owner);
+}
+
+std::string temp_dir_of(const std::string& path) {
+  std::string prefix = kTempPrefix;
+  if (path.rfind(prefix, 0) != 0) return "";
+  auto slash = path.find('/', prefix.size());
+  return slash == std::string::npos ? path : path.substr(0, slash);
+}
+
+int clean_stale_mounts() {
+  if (::geteuid() != 0) return 0;
+  int taken_down = 0;
+  std::set<std::string> stale;
+  for (const auto& e : read_mountinfo()) {
+    std::string dir = temp_dir_of(e.mount_point);
+    if (dir.empty() || !temp_dir_is_stale(dir)) continue;
+    force_unmount(e.mount_point);
+    ++taken_down;
+    stale.insert(dir);
+  }
+  glob_t g{};
+  std::string pattern = std::string(kTempPrefix) + "*";
+  if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0) {
+    for (std::size_t i = 0; i < g.gl_pathc; ++i)
+      if (temp_dir_is_stale(g.gl_pathv[i])) stale.insert(g.gl_pathv[i]);
+  }
+  ::globfree(&g);
+  for (const auto& dir : stale) {
+    // Unmounted, a daemon ends on its own (and removes its tracefs instance);
+    // only one that does not is killed.
+    auto pids = eventfs_pids_mentioning(dir + "/");
+    auto gone = [&](std::chrono::milliseconds limit) {
+      auto deadline = Clock::now() + limit;
+      for (;;) {
+        bool any = false;
+        for (pid_t pid : pids) any = any || process_alive(pid);
+        if (!any) return true;
+        if (Clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(10ms);
+      }
+    };
+    if (!gone(3s)) {
+      for (pid_t pid : pids) ::kill(pid, SIGKILL);
+      gone(2s);
+    }
+    bool busy = false;
+    for (const auto& e : read_mountinfo())
+      if (e.mount_point.rfind(dir + "/", 0) == 0) busy = true;
+    if (!busy) remove_tree(dir);
+  }
+  // tracefs instances that killed daemons of those runs left behind.
+  pattern = std::string(kLiveTracefs) + "/instances/eventfs-it-*";
+  g = {};
+  if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0) {
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) {
+      std::string inst = g.gl_pathv[i];
+      std::string name = inst.substr(inst.rfind('/') + 1);
+      std::string dir = std::string(kTempPrefix) + name.substr(std::string("eventfs-it-").size());
+      if (exists(dir) && !temp_dir_is_stale(dir)) continue;
+      remove_stale_instance(inst, name);
+    }
+  }
+  ::globfree(&g);
+  return taken_down;
+}
+
+std::string cpu_online_file(int cpu) { return "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online"; }
+
+std::string offline_record(int cpu) { return "/tmp/eventfs-offline-cpu" + std::to_string(cpu); }
+
+int write_sysfs(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int e = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
+  ::close(fd);
+  return e;
+}
+
+bool bring_cpu_online(int cpu) {
+  for (int i = 0; i < 50; ++i) {
+    if (write_sysfs(cpu_online_file(cpu), "1") == 0) {
+      ::unlink(offline_record(cpu).c_str());
+      return true;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+int restore_offline_cpus(bool mine) {
+  int n = 0;
+  glob_t g{};
+  if (::glob("/tmp/eventfs-offline-cpu*", GLOB_NOSORT, nullptr, &g) == 0) {
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) {
+      std::string path = g.gl_pathv[i], owner;
+      int cpu = std::atoi(path.c_str() + std::strlen("/tmp/eventfs-offline-cpu"));
+      if (read_file(path, owner) != 0) continue;
+      bool ours = owner_pid(owner) == ::getpid();
+      if ((mine ? ours : !ours && owner_gone(owner)) && bring_cpu_online(cpu)) ++n;
+    }
+  }
+  ::globfree(&g);
+  return n;
+}
+
+}  // namespace eventfs_it

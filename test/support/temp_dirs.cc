@@ -1,0 +1,25 @@
+// Temporary directories of the tests, owned by this run.
+#include "support/temp_dirs.h"
+
+namespace eventfs_it {
+
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
+  if (::rmdir(path) != 0) ::unlink(path);
+  return 0;
+}
+
+void remove_tree(const std::string& path) {
+  ::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_MOUNT | FTW_PHYS);
+}
+
+void remove_stale_instance(const std::string& inst, const std::string& name) {
+  const std::string record = "/run/eventfs/" + name + ".owner";
+  std::string owner;
+  if (read_file(record, owner) == 0) {
+    long pid = std::strtol(owner.c_str(), nullptr, 10);
+    if (pid > 0 && process_alive(static_cast<pid_t>(pid))) return;
+  }
+  if (::rmdir(inst.c_str()) == 0 || errno == ENOENT) ::unlink(record.c_str());
+}
+
+}  // namespace eventfs_it
