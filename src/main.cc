@@ -32,6 +32,7 @@
 #include "fs/node_tree.h"
 #include "fuse/session_loop.h"
 #include "projection/binding.h"
+#include "control/captures.h"
 #include "control/controller.h"
 #include "ring/ring.h"
 #include "stream/stream_hub.h"
@@ -296,6 +297,7 @@ int main(int argc, char* argv[]) {
   WantedEvents wanted(resolution.available.size());
   std::unique_ptr<Controller> controller;
   std::unique_ptr<StreamHub> hub;
+  std::unique_ptr<InstanceCaptures> captures;
   if (is_tracefs(root)) {
     std::string msg;
     if (Instance::open(root, opts.instance ? opts.instance : "eventfs", instance, msg) != 0) die(msg);
@@ -350,6 +352,14 @@ int main(int argc, char* argv[]) {
   daemonize_until_served(opts.foreground);
   if (instance) instance->record_owner();  // the daemon's pid, not the parent's
   if (hub) hub->start();  // threads only after the fork
+  if (controller) {
+    captures = std::make_unique<InstanceCaptures>(
+        root, opts.instance ? opts.instance : "eventfs",
+        [c = controller.get()](const std::string& variable, std::int64_t value, std::uint64_t) {
+          c->captured(variable, value);
+        });
+    controller->set_captures(captures.get());
+  }
   // Shutdown: readers waiting and reading get end of file, the mount goes,
   // and the loop answers what is still asked until the last file is closed.
   auto shut_down = [&] {
@@ -370,6 +380,8 @@ int main(int argc, char* argv[]) {
   // or on an error: the same clean-up, once.
   shut_down();
   if (hub) hub->stop();  // the rings close before the instance goes
+  captures.reset();  // its thread ends; the capture instances go
+  if (controller) controller->set_captures(nullptr);
   destroy_session(se);
   release_open_files();
   fuse_opt_free_args(&args);

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "tracefs/raw_format_parser.h"
+
 #include <fmt/format.h>
 
 namespace eventfs {
@@ -69,6 +71,7 @@ Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const
     s.name = b.event->name;
     s.dir = raw_dir(b.raw.system, b.raw.name);
     s.fields = filter_fields_of(b);
+    for (const auto& [name, f] : s.fields) reserved_names_.insert(name);
     for (const auto& f : b.fields)
       if (f.conversion != Conversion::TaskState) s.raw_to_stable.emplace(f.raw.name, f.stable->decl.name);
     std::string e;
@@ -336,6 +339,7 @@ int Controller::read_filter(std::size_t index, std::string& out) {
 }
 
 int Controller::write_filter(std::size_t index, std::string_view data) {
+  std::shared_lock values(variables_mu_);
   const Stable& s = stable_.at(index);
   EventLocks locks(*this, {s.dir});
   std::string where = s.name + "/filter";
@@ -347,11 +351,12 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
     if (int e = kernel_write(s.dir + "/filter", "0", &why)) return kernel_refused(where, e, why, text, nullptr, 0);
     std::lock_guard lock(state_mu_);
     filters_.erase(s.dir);
+    drop_use(s.dir, "");
     return 0;
   }
   TranslatedFilter tf;
   FilterError fe;
-  if (!translate_filter(text, s.fields, tf, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
+  if (!condition_to_raw(text, &s, tf, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
   if (tf.raw.size() >= kPageSize)
     return refuse(where, EINVAL,
                   fmt::format("Filter too long in the kernel's names ({} bytes; the limit is {})", tf.raw.size(),
@@ -360,10 +365,13 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
   if (int e = replace_filter(s.dir, tf.raw, why)) return kernel_refused(where, e, why, text, &tf, 0);
   std::lock_guard lock(state_mu_);
   filters_[s.dir] = {tf.raw, text, index};
+  drop_use(s.dir, "");
+  if (!tf.variables.empty()) note_use({s.dir, "", text, &s, tf.variables, tf.raw});
   return 0;
 }
 
 int Controller::write_raw_filter(const std::string& system, const std::string& event, std::string_view data) {
+  std::shared_lock values(variables_mu_);
   EventLocks locks(*this, {raw_dir(system, event)});
   std::string where = fmt::format("raw/{}/{}/filter", system, event);
   int err;
@@ -372,9 +380,19 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
   if (text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
   std::string dir = raw_dir(system, event);
   KernelRefusal why;
-  if (int e = replace_filter(dir, text, why)) return kernel_refused(where, e, why, text, nullptr, 0);
+  TranslatedFilter tf;
+  FilterError fe;
+  if (text == "0") {
+    tf.raw = text;
+  } else if (!condition_to_raw(text, nullptr, tf, fe)) {
+    return refuse(where, EINVAL, fe.message, text, fe.pos);
+  }
+  if (int e = replace_filter(dir, tf.raw, why))
+    return kernel_refused(where, e, why, text, tf.variables.empty() ? nullptr : &tf, 0);
   std::lock_guard lock(state_mu_);
   filters_.erase(dir);
+  drop_use(dir, "");
+  if (!tf.variables.empty()) note_use({dir, "", text, nullptr, tf.variables, tf.raw});
   return 0;
 }
 
@@ -544,6 +562,7 @@ int Controller::apply_triggers(const std::string& where, const Plan& plan, std::
 
 int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std::string& where,
                             const std::string& text, Plan& plan) {
+  if (t.is_save()) return plan_save(t, &s, s.dir, where, text, plan);
   if (int e = check_command(where, t, text)) return e;
   if (t.command == "hist" || t.command == "enable_hist" || t.command == "disable_hist")
     return refuse(where, EINVAL,
@@ -578,7 +597,7 @@ int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std:
   c.command_pos = t.command_pos - (t.remove ? 1 : 0);
   if (t.has_filter) {
     FilterError fe;
-    if (!translate_filter(t.filter, s.fields, c.filter, fe))
+    if (!condition_to_raw(t.filter, &s, c.filter, fe))
       return refuse(where, EINVAL, fe.message, text, t.filter_pos + fe.pos);
   }
   for (const auto& tg : targets) {
@@ -591,7 +610,7 @@ int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std:
     if (!tg.dir.empty()) plan.dirs.push_back(tg.dir);
     plan.writes.push_back(std::move(w));
     plan.records.push_back({t.remove, t.command + (tg.kernel.empty() ? "" : ":" + tg.kernel), c.filter.raw, tg.stable,
-                            t.has_filter ? trimmed(t.filter) : ""});
+                            t.has_filter ? trimmed(t.filter) : "", c.filter.variables});
   }
   plan.commands.push_back(std::move(c));
   return 0;
@@ -599,9 +618,18 @@ int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std:
 
 int Controller::plan_raw(const std::string& dir, const TriggerCommand& t, const std::string& where,
                          const std::string& text, Plan& plan) {
+  if (t.is_save()) return plan_save(t, nullptr, dir, where, text, plan);
   if (int e = check_command(where, t, text)) return e;
   Plan::Command c;
   c.filter_pos = t.filter_pos;
+  std::string raw_filter = t.filter;
+  if (t.has_filter && t.command.find("hist") == std::string::npos) {
+    FilterError fe;
+    if (!condition_to_raw(t.filter, nullptr, c.filter, fe))
+      return refuse(where, EINVAL, fe.message, text, t.filter_pos + fe.pos);
+    raw_filter = c.filter.raw;
+    c.has_filter = !c.filter.variables.empty();  // (error positions need the mapping only then)
+  }
   c.command_pos = t.command_pos - (t.remove ? 1 : 0);
   const std::size_t command = plan.commands.size();
   std::size_t first = plan.writes.size();
@@ -615,8 +643,10 @@ int Controller::plan_raw(const std::string& dir, const TriggerCommand& t, const 
       if (is_glob(tsys) ? fnmatch(tsys.c_str(), sys.c_str(), 0) != 0 : sys != tsys) continue;
       for (const auto& ev : tracefs_.events(sys))
         if (is_glob(tev) ? fnmatch(tev.c_str(), ev.c_str(), 0) == 0 : ev == tev) {
-          plan.writes.push_back({dir, t.kernel_text(sys + ":" + ev, t.filter), raw_dir(sys, ev), t.remove, command});
+          plan.writes.push_back({dir, t.kernel_text(sys + ":" + ev, raw_filter), raw_dir(sys, ev), t.remove, command});
           plan.dirs.push_back(plan.writes.back().target_dir);
+          plan.records.push_back({t.remove, t.command + ":" + sys + ":" + ev, raw_filter, "", trimmed(t.filter),
+                                  c.filter.variables});
         }
     }
     if (plan.writes.size() == first)
@@ -625,13 +655,15 @@ int Controller::plan_raw(const std::string& dir, const TriggerCommand& t, const 
                                       : fmt::format("Unknown event '{}'", t.target),
                     text, t.target_pos);
   } else {
-    plan.writes.push_back({dir, t.kernel_text("", t.filter), "", t.remove, command});
+    plan.writes.push_back({dir, t.kernel_text("", raw_filter), "", t.remove, command});
+    plan.records.push_back({t.remove, t.command, raw_filter, "", trimmed(t.filter), c.filter.variables});
   }
   plan.commands.push_back(std::move(c));
   return 0;
 }
 
 int Controller::write_trigger(std::size_t index, std::string_view data) {
+  std::shared_lock values(variables_mu_);
   const Stable& s = stable_.at(index);
   std::string where = s.name + "/trigger";
   int err;
@@ -647,9 +679,17 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
     if (int e = plan_stable(s, t, where, text, plan)) return e;
   EventLocks locks(*this, plan.dirs);
   PublishOnExit publish{*this};
-  if (int e = apply_triggers(where, plan, text, &s)) return e;
+  std::vector<int> armed;
+  if (int e = arm_saves(where, s.dir, &s, plan, text, armed)) return e;
+  if (int e = apply_triggers(where, plan, text, &s)) {
+    for (int id : armed) captures_->disarm(id);
+    return e;
+  }
+  finish_saves(s.dir, &s, plan, armed);
   std::lock_guard lock(state_mu_);
   for (const auto& r : plan.records) {
+    drop_use(s.dir, r.identity);
+    if (!r.remove && !r.variables.empty()) note_use({s.dir, r.identity, r.stable_filter, &s, r.variables, r.raw_filter});
     if (r.remove) {
       for (auto it = applied_.begin(); it != applied_.end();)
         it = (std::get<0>(it->first) == s.dir && std::get<1>(it->first) == r.identity) ? applied_.erase(it) : std::next(it);
@@ -661,6 +701,7 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
 }
 
 int Controller::write_raw_trigger(const std::string& system, const std::string& event, std::string_view data) {
+  std::shared_lock values(variables_mu_);
   std::string where = fmt::format("raw/{}/{}/trigger", system, event);
   int err;
   if (!check_size(where, data, err)) return err;
@@ -676,7 +717,19 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
     if (int e = plan_raw(dir, t, where, text, plan)) return e;
   EventLocks locks(*this, plan.dirs);
   PublishOnExit publish{*this};
-  return apply_triggers(where, plan, text, nullptr);
+  std::vector<int> armed;
+  if (int e = arm_saves(where, dir, nullptr, plan, text, armed)) return e;
+  if (int e = apply_triggers(where, plan, text, nullptr)) {
+    for (int id : armed) captures_->disarm(id);
+    return e;
+  }
+  finish_saves(dir, nullptr, plan, armed);
+  std::lock_guard lock(state_mu_);
+  for (const auto& r : plan.records) {
+    drop_use(dir, r.identity);
+    if (!r.remove && !r.variables.empty()) note_use({dir, r.identity, r.stable_filter, nullptr, r.variables, r.raw_filter});
+  }
+  return 0;
 }
 
 std::string Controller::translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) const {
@@ -725,13 +778,15 @@ int Controller::read_trigger(std::size_t index, std::string& out) {
   auto event = read_lock(s.dir);
   std::string k;
   if (int e = files_.read(s.dir + "/trigger", k)) return e;
+  std::lock_guard lock(state_mu_);
+  const std::string saves = save_lines(s.dir);
   if (k.rfind("#", 0) == 0) {  // no triggers: the kernel's header, as it is
-    out = k;
+    out = saves.empty() ? k : saves;
     return 0;
   }
   out.clear();
-  std::lock_guard lock(state_mu_);
   for (const auto& line : lines_of(k)) out += translate_trigger_line(&s, s.dir, line) + "\n";
+  out += saves;
   return 0;
 }
 
@@ -739,7 +794,347 @@ int Controller::read_raw(const std::string& system, const std::string& event, co
                          std::string& out) {
   const std::string dir = raw_dir(system, event);
   auto lock = read_lock(dir);
-  return files_.read(dir + "/" + file, out);
+  std::string k;
+  if (int e = files_.read(dir + "/" + file, k)) return e;
+  out = file == "filter" || file == "trigger" ? raw_with_names(dir, file, k) : k;
+  return 0;
+}
+
+// ---- variables
+
+namespace {
+
+// A kernel trigger line's command and target: "enable_event:sched:sched_switch",
+// "traceon".
+std::string line_identity(const std::string& line) {
+  std::string head = line.substr(0, line.find(" if "));
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t k = 0; k <= head.size(); ++k)
+    if (k == head.size() || head[k] == ':') {
+      parts.push_back(head.substr(start, k - start));
+      start = k + 1;
+    }
+  if ((parts[0] == "enable_event" || parts[0] == "disable_event") && parts.size() >= 3)
+    return parts[0] + ":" + parts[1] + ":" + parts[2];
+  return parts[0];
+}
+
+}  // namespace
+
+VariableValues Controller::variables_now() const {
+  std::lock_guard lock(state_mu_);
+  return variables_;
+}
+
+bool Controller::condition_to_raw(const std::string& text, const Stable* names, TranslatedFilter& out,
+                                  FilterError& err) const {
+  const VariableValues vars = variables_now();
+  // A raw condition without variables goes to the kernel as it was written.
+  if (!names && !names_a_variable(text, vars)) {
+    out = TranslatedFilter{};
+    out.raw = text;
+    return true;
+  }
+  return translate_filter(text, names ? &names->fields : nullptr, &vars, out, err);
+}
+
+void Controller::note_use(VarUse use) { var_uses_.push_back(std::move(use)); }
+
+void Controller::drop_use(const std::string& dir, const std::string& identity) {
+  std::erase_if(var_uses_, [&](const VarUse& u) { return u.dir == dir && u.identity == identity; });
+}
+
+int Controller::plan_save(const TriggerCommand& t, const Stable* s, const std::string& dir, const std::string& where,
+                          const std::string& text, Plan& plan) {
+  Plan::Save sv;
+  sv.remove = t.remove;
+  sv.variable = t.save_variable();
+  sv.field = t.save_field();
+  sv.command_pos = t.command_pos - (t.remove ? 1 : 0);
+  if (!captures_)
+    return refuse(where, EOPNOTSUPP, "save needs the kernel's tracefs: eventfs captures from the event's records", text,
+                  sv.command_pos);
+  // Whether the save is there at this point of the write.
+  bool there;
+  {
+    std::lock_guard lock(state_mu_);
+    there = std::any_of(saves_.begin(), saves_.end(),
+                        [&](const ArmedSave& a) { return a.dir == dir && a.variable == sv.variable; });
+  }
+  for (const auto& earlier : plan.saves)
+    if (earlier.variable == sv.variable) there = !earlier.remove;
+  if (sv.remove) {
+    if (!there) return refuse(where, ENOENT, fmt::format("No save of '{}' on this event", sv.variable), text, sv.command_pos);
+    plan.saves.push_back(std::move(sv));
+    plan.commands.emplace_back();
+    return 0;
+  }
+  if (there)
+    return refuse(where, EEXIST,
+                  fmt::format("File exists: 'save:{}' is set already (one save per variable and event)", sv.variable),
+                  text, sv.command_pos);
+  if (std::string why = variable_name_problem(sv.variable, reserved_names_); !why.empty())
+    return refuse(where, EINVAL, why, text, t.target_pos);
+  const std::size_t field_pos = t.target_pos + sv.variable.size() + 1;
+  RawEvent raw;
+  std::string raw_name = sv.field;
+  if (s) {
+    raw = s->binding->raw;
+    if (auto it = s->fields.find(sv.field); it != s->fields.end()) {
+      if (it->second.task_state)
+        return refuse(where, EINVAL, fmt::format("'{}' is computed from the task state; save takes a field as the kernel records it", sv.field),
+                      text, field_pos);
+      raw_name = it->second.raw_name;
+    } else if (sv.field.rfind("common_", 0) != 0) {
+      return refuse(where, EINVAL, "Field not found", text, field_pos);
+    }
+  } else {
+    const std::string system = dir.substr(7, dir.find('/', 7) - 7);
+    const std::string event = dir.substr(dir.find('/', 7) + 1);
+    std::string format, why;
+    if (tracefs_.read_format(system, event, format) != 0 || !parse_raw_format(system, format, raw, why))
+      return refuse(where, EINVAL, fmt::format("cannot read the format of {}:{}", system, event), text, sv.command_pos);
+  }
+  const RawField* f = raw.field(raw_name);
+  if (!f) return refuse(where, EINVAL, "Field not found", text, field_pos);
+  if (f->shape != FieldShape::Scalar || (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8))
+    return refuse(where, EINVAL, fmt::format("save takes an integer field; '{}' is not one", sv.field), text, field_pos);
+  if (t.count) sv.spec.count = std::stoull(*t.count);
+  if (t.has_filter) {
+    TranslatedFilter tf;
+    FilterError fe;
+    if (!condition_to_raw(t.filter, s, tf, fe)) return refuse(where, EINVAL, fe.message, text, t.filter_pos + fe.pos);
+    sv.spec.raw_filter = tf.raw;
+    sv.condition = trimmed(t.filter);
+    sv.variables = tf.variables;
+  }
+  sv.spec.system = raw.system;
+  sv.spec.event = raw.name;
+  sv.spec.variable = sv.variable;
+  sv.spec.field = *f;
+  {
+    std::lock_guard lock(state_mu_);
+    if (!variables_.count(sv.variable) && variables_.size() >= kMaxVariables)
+      return refuse(where, ENOSPC, fmt::format("Too many variables (the limit is {})", kMaxVariables), text,
+                    t.target_pos);
+  }
+  plan.saves.push_back(std::move(sv));
+  plan.commands.emplace_back();
+  return 0;
+}
+
+int Controller::arm_saves(const std::string& where, const std::string&, const Stable*, Plan& plan,
+                          std::string_view text, std::vector<int>& armed) {
+  for (const auto& sv : plan.saves) {
+    if (sv.remove) continue;
+    std::string why;
+    const int id = captures_->arm(sv.spec, why);
+    if (id < 0) {
+      for (int a : armed) captures_->disarm(a);
+      armed.clear();
+      return refuse(where, -id, why, std::string(text), sv.command_pos);
+    }
+    armed.push_back(id);
+  }
+  return 0;
+}
+
+void Controller::finish_saves(const std::string& dir, const Stable* s, const Plan& plan, const std::vector<int>& armed) {
+  std::vector<int> gone;
+  {
+    std::lock_guard lock(state_mu_);
+    std::size_t k = 0;
+    for (const auto& sv : plan.saves) {
+      if (sv.remove) {
+        for (auto it = saves_.begin(); it != saves_.end();)
+          if (it->dir == dir && it->variable == sv.variable) {
+            gone.push_back(it->id);
+            it = saves_.erase(it);
+          } else {
+            ++it;
+          }
+        continue;
+      }
+      saves_.push_back({dir, sv.variable, sv.field, sv.condition, s, sv.variables, armed[k++], sv.spec.count.has_value()});
+      variables_.try_emplace(sv.variable);  // unset until the first capture
+    }
+  }
+  for (int id : gone) captures_->disarm(id);
+}
+
+std::string Controller::save_lines(const std::string& dir) const {
+  std::string out;
+  for (const auto& sv : saves_) {
+    if (sv.dir != dir) continue;
+    std::string count = "unlimited";
+    if (sv.counted) count = fmt::format("count={}", captures_ ? captures_->remaining(sv.id).value_or(0) : 0);
+    out += fmt::format("save:{}={}:{}{}\n", sv.variable, sv.field, count,
+                       sv.condition.empty() ? "" : " if " + sv.condition);
+  }
+  return out;
+}
+
+std::string Controller::raw_with_names(const std::string& dir, const std::string& file, const std::string& kernel) const {
+  std::lock_guard lock(state_mu_);
+  if (file == "filter") {
+    const std::string raw = trimmed(kernel);
+    for (const auto& u : var_uses_)
+      if (u.dir == dir && u.identity.empty() && u.raw == raw) return u.text + "\n";
+    return kernel;
+  }
+  const std::string saves = save_lines(dir);
+  if (kernel.rfind("#", 0) == 0) return saves.empty() ? kernel : saves;
+  std::string out;
+  for (const auto& line : lines_of(kernel)) {
+    std::string shown_line = line;
+    if (auto at = line.find(" if "); at != std::string::npos) {
+      const std::string filter = line.substr(at + 4), id = line_identity(line);
+      for (const auto& u : var_uses_)
+        if (u.dir == dir && u.identity == id && u.raw == filter) {
+          shown_line = line.substr(0, at + 4) + u.text;
+          break;
+        }
+    }
+    out += shown_line + "\n";
+  }
+  return out + saves;
+}
+
+int Controller::rewrite_trigger(const std::string& dir, const std::string& identity, const std::string& from,
+                                const std::string& to, KernelRefusal& why) {
+  std::string k;
+  if (int e = files_.read(dir + "/trigger", k)) return e;
+  for (const auto& line : lines_of(k)) {
+    if (line[0] == '#' || line_identity(line) != identity) continue;
+    auto at = line.find(" if ");
+    if (at == std::string::npos || line.substr(at + 4) != from) continue;
+    const std::string was = input_form(line);
+    const std::string head = was.substr(0, was.find(" if "));
+    if (int e = kernel_write(dir + "/trigger", removal_of(was))) return e;
+    int e = kernel_write(dir + "/trigger", head + " if " + to, &why);
+    if (e) kernel_write(dir + "/trigger", was);
+    return e;
+  }
+  return ENOENT;  // removed behind eventfs's back (through the instance itself)
+}
+
+std::string Controller::reapply(const std::set<std::string>& changed) {
+  auto touches = [&](const std::set<std::string>& names) {
+    return std::any_of(changed.begin(), changed.end(), [&](const std::string& n) { return names.count(n) > 0; });
+  };
+  std::vector<VarUse> uses;
+  std::vector<ArmedSave> saves;
+  {
+    std::lock_guard lock(state_mu_);
+    for (const auto& u : var_uses_)
+      if (touches(u.variables)) uses.push_back(u);
+    for (const auto& sv : saves_)
+      if (touches(sv.variables)) saves.push_back(sv);
+  }
+  std::string first_error;
+  for (const auto& u : uses) {
+    EventLocks locks(*this, {u.dir});
+    TranslatedFilter tf;
+    FilterError fe;
+    if (!condition_to_raw(u.text, u.names, tf, fe) || tf.raw == u.raw) continue;
+    KernelRefusal why;
+    const int e = u.identity.empty() ? replace_filter(u.dir, tf.raw, why) : rewrite_trigger(u.dir, u.identity, u.raw, tf.raw, why);
+    if (e) {
+      if (first_error.empty()) first_error = why.logged ? why.message : std::strerror(e);
+      continue;
+    }
+    std::lock_guard lock(state_mu_);
+    for (auto& v : var_uses_)
+      if (v.dir == u.dir && v.identity == u.identity && v.raw == u.raw) v.raw = tf.raw;
+    if (u.identity.empty()) {
+      if (auto f = filters_.find(u.dir); f != filters_.end() && f->second.raw == u.raw) f->second.raw = tf.raw;
+    } else if (auto it = applied_.find({u.dir, u.identity, u.raw}); it != applied_.end()) {
+      Applied a = it->second;
+      applied_.erase(it);
+      applied_[{u.dir, u.identity, tf.raw}] = a;
+    }
+  }
+  for (const auto& sv : saves) {
+    TranslatedFilter tf;
+    FilterError fe;
+    std::string why;
+    if (condition_to_raw(sv.condition, sv.names, tf, fe) && captures_ && captures_->refilter(sv.id, tf.raw, why) != 0 &&
+        first_error.empty())
+      first_error = why;
+  }
+  return first_error;
+}
+
+void Controller::captured(const std::string& variable, std::int64_t value) {
+  std::unique_lock one(variables_mu_);
+  {
+    std::lock_guard lock(state_mu_);
+    auto it = variables_.find(variable);
+    if (it == variables_.end() || it->second == value) return;
+    it->second = value;
+  }
+  if (std::string e = reapply({variable}); !e.empty())
+    log_.add_failure("variables", fmt::format("{}={} (captured): {}", variable, value, e));
+}
+
+int Controller::read_variables(std::string& out) {
+  std::lock_guard lock(state_mu_);
+  out = variables_text(variables_);
+  return 0;
+}
+
+int Controller::write_variables(std::string_view data) {
+  const std::string where = "variables";
+  int err;
+  if (!check_size(where, data, err)) return err;
+  const std::string text = shown(data);
+  std::vector<VariableChange> changes;
+  VariableError ve;
+  if (!parse_variable_changes(data, reserved_names_, changes, ve)) return refuse(where, EINVAL, ve.message, text, ve.pos);
+  std::unique_lock one(variables_mu_);
+  VariableValues before = variables_now(), after = before;
+  for (const auto& c : changes) {
+    if (c.kind == VariableChange::Kind::Set) {
+      after[c.name] = c.value;
+    } else if (c.kind == VariableChange::Kind::Declare) {
+      after[c.name] = std::nullopt;
+    } else {
+      if (!after.count(c.name)) return refuse(where, ENOENT, fmt::format("No variable '{}'", c.name), text, c.pos);
+      std::string user;
+      {
+        std::lock_guard lock(state_mu_);
+        for (const auto& u : var_uses_)
+          if (u.variables.count(c.name)) user = u.dir + "/" + (u.identity.empty() ? "filter" : "trigger");
+        for (const auto& sv : saves_)
+          if (sv.variable == c.name || sv.variables.count(c.name)) user = sv.dir + "/trigger";
+      }
+      if (!user.empty())
+        return refuse(where, EBUSY, fmt::format("'{}' is in use ({}): remove that first", c.name, user.substr(7)),
+                      text, c.pos);
+      after.erase(c.name);
+    }
+  }
+  if (after.size() > kMaxVariables)
+    return refuse(where, ENOSPC, fmt::format("Too many variables (the limit is {})", kMaxVariables), text, 0);
+  std::set<std::string> changed;
+  for (const auto& [name, v] : before)
+    if (auto it = after.find(name); it == after.end() || it->second != v) changed.insert(name);
+  for (const auto& [name, v] : after)
+    if (!before.count(name)) changed.insert(name);
+  {
+    std::lock_guard lock(state_mu_);
+    variables_ = after;
+  }
+  if (std::string e = reapply(changed); !e.empty()) {
+    {
+      std::lock_guard lock(state_mu_);
+      variables_ = before;
+    }
+    reapply(changed);
+    return refuse(where, EINVAL, "the kernel refused a condition with the new value: " + e, text, 0);
+  }
+  return 0;
 }
 
 }  // namespace eventfs

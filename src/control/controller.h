@@ -21,9 +21,11 @@
 #include <string_view>
 #include <vector>
 
+#include "control/captures.h"
 #include "control/error_log.h"
 #include "control/filter.h"
 #include "control/trigger.h"
+#include "control/variables.h"
 #include "projection/binding.h"
 #include "projection/wanted_events.h"
 #include "tracefs/instance.h"
@@ -53,6 +55,15 @@ class Controller {
   int write_raw_enable(const std::string& system, const std::string& event, std::string_view data);
   int write_raw_filter(const std::string& system, const std::string& event, std::string_view data);
   int write_raw_trigger(const std::string& system, const std::string& event, std::string_view data);
+
+  // The mount's `variables` file (eventfs(5), "Variables").
+  int read_variables(std::string& out);
+  int write_variables(std::string_view data);
+  // Where save: triggers are carried out; without one they are refused.
+  // Set before the mount is served.
+  void set_captures(CaptureEngine* captures) { captures_ = captures; }
+  // A save: trigger's capture (from the capture engine's thread).
+  void captured(const std::string& variable, std::int64_t value);
 
   ErrorLog& error_log() { return log_; }
   const std::vector<std::string>& available_triggers() const { return available_; }
@@ -94,8 +105,19 @@ class Controller {
     struct Record {
       bool remove;
       std::string identity, raw_filter, stable_target, stable_filter;
+      std::set<std::string> variables;  // that the condition names
+    };
+    // A save: command (eventfs's own; nothing in the kernel's trigger file).
+    struct Save {
+      bool remove = false;
+      std::string variable, field;  // as written
+      CaptureSpec spec;
+      std::string condition;  // as written ("" for none)
+      std::set<std::string> variables;  // that the condition names
+      std::size_t command_pos = 0;
     };
     std::vector<Command> commands;
+    std::vector<Save> saves;
     std::vector<KernelWrite> writes;
     std::vector<std::string> dirs;  // every event the write may change
     std::vector<Record> records;
@@ -146,6 +168,45 @@ class Controller {
   std::string translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) const;
   std::string raw_dir(const std::string& system, const std::string& event) const;
 
+  // ---- variables
+  // A filter or trigger condition that names variables, kept in step with them.
+  struct VarUse {
+    std::string dir;
+    std::string identity;  // "" for the event's filter, else the trigger's command[:target]
+    std::string text;      // the condition as written
+    const Stable* names;   // its field names' event; nullptr: the kernel's names
+    std::set<std::string> variables;
+    std::string raw;  // what the kernel has
+  };
+  struct ArmedSave {
+    std::string dir, variable, field, condition;
+    const Stable* names;
+    std::set<std::string> variables;
+    int id;
+    bool counted;
+  };
+  VariableValues variables_now() const;
+  // Translates a condition in its names with the current values.
+  bool condition_to_raw(const std::string& text, const Stable* names, TranslatedFilter& out, FilterError& err) const;
+  // Rewrites what names any of `changed` (caller holds no event lock); the
+  // first refusal's message, or "".
+  std::string reapply(const std::set<std::string>& changed);
+  // Records what a write left naming variables (state_mu_ held).
+  void note_use(VarUse use);
+  void drop_use(const std::string& dir, const std::string& identity);
+  int plan_save(const TriggerCommand& t, const Stable* s, const std::string& dir, const std::string& where,
+                const std::string& text, Plan& plan);
+  // Arms the plan's new saves; on a refusal disarms them again.
+  int arm_saves(const std::string& where, const std::string& dir, const Stable* s, Plan& plan, std::string_view text,
+                std::vector<int>& armed);
+  void finish_saves(const std::string& dir, const Stable* s, const Plan& plan, const std::vector<int>& armed);
+  std::string save_lines(const std::string& dir) const;  // state_mu_ held
+  // Puts a trigger's condition `from` (raw) as `to`, keeping its count.
+  int rewrite_trigger(const std::string& dir, const std::string& identity, const std::string& from,
+                      const std::string& to, KernelRefusal& why);
+  // Raw read-back of filter and trigger with variables' names.
+  std::string raw_with_names(const std::string& dir, const std::string& file, const std::string& kernel) const;
+
   const InstanceFiles& files_;
   const Tracefs& tracefs_;
   WantedEvents* wanted_;
@@ -175,6 +236,14 @@ class Controller {
     std::size_t writer;  // the stable event whose names `stable` is in
   };
   std::map<std::string, AppliedFilter> filters_;  // by raw event dir
+  VariableValues variables_;
+  std::vector<VarUse> var_uses_;
+  std::vector<ArmedSave> saves_;
+  std::set<std::string> reserved_names_;  // field names of the stable events
+  CaptureEngine* captures_ = nullptr;
+  // Shared by writes of filters and triggers (what they translate stays
+  // current until they are recorded), whole for a change of values.
+  std::shared_mutex variables_mu_;
   ErrorLog log_;
 };
 

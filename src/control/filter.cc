@@ -23,7 +23,8 @@ struct Fail {
 
 class FilterParser {
  public:
-  FilterParser(std::string_view text, const FilterFieldMap& fields) : s_(text), fields_(fields) {}
+  FilterParser(std::string_view text, const FilterFieldMap* fields, const VariableValues* vars)
+      : s_(text), fields_(fields), vars_(vars) {}
 
   TranslatedFilter run() {
     skip();
@@ -35,6 +36,10 @@ class FilterParser {
       throw Fail{"Invalid operator", i_};
     }
     out_.raw += s_.substr(copied_);
+    if (out_.unset_variable) {
+      out_.raw = kNeverFilter;
+      out_.spans.clear();
+    }
     return std::move(out_);
   }
 
@@ -107,10 +112,11 @@ class FilterParser {
 
   // A value: a quoted string, or a run of characters up to a blank, a
   // parenthesis or a logical operator.
-  std::string read_value(std::size_t& pos) {
+  std::string read_value(std::size_t& pos, bool& quoted) {
     skip();
     pos = i_;
-    if (i_ < s_.size() && (s_[i_] == '"' || s_[i_] == '\'')) {
+    quoted = i_ < s_.size() && (s_[i_] == '"' || s_[i_] == '\'');
+    if (quoted) {
       char q = s_[i_];
       std::size_t end = s_.find(q, i_ + 1);
       if (end == std::string_view::npos) throw Fail{"Missing closing quote", i_};
@@ -139,22 +145,38 @@ class FilterParser {
     std::string name(s_.substr(fpos, i_ - fpos));
     std::size_t op_pos, vpos;
     std::string op = read_op(op_pos);
-    std::string value = read_value(vpos);
+    bool quoted;
+    std::string value = read_value(vpos, quoted);
     std::size_t end = i_;
-    auto it = fields_.find(name);
-    if (it == fields_.end()) {
-      if (kernel_field(name)) return;
-      throw Fail{"Field not found", fpos};
+    const FilterField* f = nullptr;
+    if (fields_) {
+      auto it = fields_->find(name);
+      if (it != fields_->end())
+        f = &it->second;
+      else if (!kernel_field(name))
+        throw Fail{"Field not found", fpos};
     }
-    const FilterField& f = it->second;
-    if (!f.task_state) {
-      if (f.raw_name != name) replace(fpos, name.size(), f.raw_name);
+    if (!f || !f->task_state) {
+      if (f && f->raw_name != name) replace(fpos, name.size(), f->raw_name);
+      if (!quoted) substitute_variable(value, vpos);
       return;
     }
     if (op != "==" && op != "!=")
       throw Fail{fmt::format("Illegal operation for field type: {} is a task state letter; use == or !=", name),
                  op_pos};
-    replace(fpos, end - fpos, task_state_predicate(f, op == "==", value, vpos));
+    replace(fpos, end - fpos, task_state_predicate(*f, op == "==", value, vpos));
+  }
+
+  void substitute_variable(const std::string& word, std::size_t pos) {
+    if (!vars_) return;
+    auto v = vars_->find(word);
+    if (v == vars_->end()) return;
+    out_.variables.insert(word);
+    if (!v->second) {
+      out_.unset_variable = true;
+      return;
+    }
+    replace(pos, word.size(), std::to_string(*v->second));
   }
 
   std::string task_state_predicate(const FilterField& f, bool equal, const std::string& letter, std::size_t vpos) {
@@ -185,7 +207,8 @@ class FilterParser {
   }
 
   std::string_view s_;
-  const FilterFieldMap& fields_;
+  const FilterFieldMap* fields_;
+  const VariableValues* vars_;
   std::size_t i_ = 0;
   std::size_t copied_ = 0;
   TranslatedFilter out_;
@@ -206,8 +229,36 @@ std::size_t TranslatedFilter::stable_pos_of(std::size_t raw_pos) const {
 
 bool translate_filter(std::string_view stable, const FilterFieldMap& fields, TranslatedFilter& out,
                       FilterError& err) {
+  return translate_filter(stable, &fields, nullptr, out, err);
+}
+
+bool names_a_variable(std::string_view text, const VariableValues& vars) {
+  if (vars.empty()) return false;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      ++i;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      ++i;
+    } else if (is_ident_char(c)) {  // a word, or a number (0x1f is no word)
+      std::size_t j = i;
+      while (j < text.size() && is_ident_char(text[j])) ++j;
+      if (is_ident_start(c) && vars.count(std::string(text.substr(i, j - i)))) return true;
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return false;
+}
+
+bool translate_filter(std::string_view text, const FilterFieldMap* fields, const VariableValues* vars,
+                      TranslatedFilter& out, FilterError& err) {
   try {
-    out = FilterParser(stable, fields).run();
+    out = FilterParser(text, fields, vars).run();
     return true;
   } catch (const Fail& f) {
     err = {f.message, f.pos};

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "control/variables.h"
 #include "format/raw_event.h"
 
 namespace eventfs {
@@ -41,14 +43,29 @@ struct TranslatedFilter {
     std::size_t stable_pos, stable_len, raw_pos, raw_len;
   };
   std::vector<Span> spans;
+  std::set<std::string> variables;  // the variables it names
+  bool unset_variable = false;      // one of them is unset: `raw` is kNeverFilter
   std::size_t stable_pos_of(std::size_t raw_pos) const;
 };
+
+// What the kernel is given for a condition that names an unset variable: no
+// event matches it (pids are never negative).
+inline constexpr const char* kNeverFilter = "common_pid < 0";
 
 // Stable -> raw; false with an error (nothing to apply) when the filter is
 // malformed, names an unknown field, or uses a computed field in a way that
 // cannot be inverted.
 bool translate_filter(std::string_view stable, const FilterFieldMap& fields,
                       TranslatedFilter& out, FilterError& err);
+// The same with saved variables: a value that is a bare word naming one of
+// `vars` is replaced by the variable's value (the whole filter by
+// kNeverFilter while it is unset). With `fields` null the field names are
+// the kernel's (a raw event's filter) and are not checked.
+bool translate_filter(std::string_view text, const FilterFieldMap* fields, const VariableValues* vars,
+                      TranslatedFilter& out, FilterError& err);
+
+// Whether a bare word of `text` (outside quotes) names one of `vars`.
+bool names_a_variable(std::string_view text, const VariableValues& vars);
 
 // Raw -> stable for read-back: renames raw field names that a plain stable
 // field maps to; anything else is left as the kernel printed it.

@@ -27,7 +27,18 @@ const std::vector<std::string>& known_trigger_commands() {
   return k;
 }
 
+const std::vector<std::string>& trigger_command_words() {
+  static const std::vector<std::string> k = [] {
+    auto all = known_trigger_commands();
+    all.push_back(kSaveCommand);
+    return all;
+  }();
+  return k;
+}
+
 bool is_glob(std::string_view p) { return p.find_first_of("*?[") != std::string_view::npos; }
+
+bool TriggerCommand::is_save() const { return command == kSaveCommand; }
 
 std::string TriggerCommand::kernel_text(const std::string& kernel_target, const std::string& kernel_filter) const {
   std::string s = remove ? "!" : "";
@@ -94,7 +105,7 @@ bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out
     t.command = parts[0].first;
     t.command_pos = parts[0].second;
     if (t.command.empty()) throw Fail{"Missing command", t.command_pos};
-    const auto& known = known_trigger_commands();
+    const auto& known = trigger_command_words();
     if (std::find(known.begin(), known.end(), t.command) == known.end())
       throw Fail{"Unknown command '" + t.command + "'", t.command_pos};
     std::size_t next = 1;
@@ -113,6 +124,18 @@ bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out
         throw Fail{"Stable triggers name stable events (enable_event:<event>); raw targets "
                    "<system>:<event> go in raw/<system>/<event>/trigger",
                    parts[1].second};
+    }
+    if (t.is_save()) {
+      // save:NAME=FIELD
+      if (parts.size() < 2 || parts[1].first.empty())
+        throw Fail{"Missing variable: save:NAME=FIELD", parts.size() > 1 ? parts[1].second : b + head.size()};
+      const std::string& spec = parts[1].first;
+      auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+        throw Fail{"Invalid save: save:NAME=FIELD names a variable and the field it takes", parts[1].second};
+      t.target = spec;
+      t.target_pos = parts[1].second;
+      next = 2;
     }
     if (t.command == "hist") {
       // hist has its own key=value syntax; it is checked by the kernel.
@@ -164,7 +187,7 @@ bool parse_triggers(std::string_view text, TargetStyle style, std::vector<Trigge
     }
     if (i > 0 && !std::isspace(static_cast<unsigned char>(text[i - 1]))) continue;
     std::size_t k = i + (c == '!');
-    for (const auto& cmd : known_trigger_commands()) {
+    for (const auto& cmd : trigger_command_words()) {
       std::size_t end = k + cmd.size();
       if (text.compare(k, cmd.size(), cmd) == 0 &&
           (end == n || text[end] == ':' || std::isspace(static_cast<unsigned char>(text[end])))) {

@@ -27,6 +27,10 @@ struct TriggerCommand {
   std::string source;  // the command as written, trimmed (hist's own syntax goes to the kernel as it is)
 
   bool takes_target() const { return command == "enable_event" || command == "disable_event"; }
+  // eventfs's own command, save:NAME=FIELD (`target` holds "NAME=FIELD").
+  bool is_save() const;
+  std::string save_variable() const { return target.substr(0, target.find('=')); }
+  std::string save_field() const { return target.substr(target.find('=') + 1); }
   // The text the kernel is given: [!]command[:target][:count][ if filter].
   std::string kernel_text(const std::string& kernel_target, const std::string& kernel_filter) const;
 };
@@ -39,7 +43,7 @@ enum class TargetStyle { Stable, Raw };
 bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out, FilterError& err);
 
 // Several commands in one write, as the 2013 proposal's first example has
-// them. A command begins at a known command name (known_trigger_commands()),
+// them. A command begins at a known command name (trigger_command_words()),
 // with or without '!', at the start of the text or after white space outside
 // a quoted string, followed by ':', white space or the end; everything up to
 // the next one is its own (count, `if` filter; a newline is white space, so a
@@ -51,6 +55,10 @@ bool parse_triggers(std::string_view text, TargetStyle style, std::vector<Trigge
 // Every trigger command the kernel has ever had (whether this one has it is
 // in its "Available triggers" list).
 const std::vector<std::string>& known_trigger_commands();
+// eventfs's own: captures a field of the triggering event into a variable.
+inline constexpr const char* kSaveCommand = "save";
+// Both.
+const std::vector<std::string>& trigger_command_words();
 
 // The commands listed in a trigger file's "# Available triggers:" header.
 std::vector<std::string> available_triggers_from(std::string_view trigger_file_text);

@@ -27,8 +27,13 @@ raw tracepoints the running kernel has.
  <event>/filter		- a filter in the event's stable field names; 0 clears
  <event>/trigger	- command[:count] [if filter], as tracefs takes them, in
 			  stable names: enable_event:<event>, disable_event:<event>
-			  (globs allowed), traceon, traceoff, stacktrace; !cmd removes
+			  (globs allowed), traceon, traceoff, stacktrace,
+			  save:NAME=FIELD; !cmd removes; several in one write
  error_log		- why the last writes were refused
+ variables		- saved variables: NAME=VALUE sets one, NAME declares one
+			  (unset), !NAME removes one; filters and trigger
+			  conditions compare a field with one by name, and the
+			  trigger save:NAME=FIELD captures a field into one
  trace_pipe		- the records of all enabled stable events, as text
  per_cpu/cpuN/trace_pipe_raw
 			- CPU N's records in the binary framing of <eventfs/record.h>
@@ -142,6 +147,12 @@ void add_error_log(NodeTree& tree, Controller& c) {
                     [&log] { log.clear(); }));
 }
 
+void add_variables(NodeTree& tree, Controller& c) {
+  tree.add_file(tree.root(), "variables", NodeTree::kReadWriteMode,
+                control_file([&c](std::string& out) { return c.read_variables(out); },
+                             [&c](std::string_view d) { return c.write_variables(d); }));
+}
+
 std::vector<std::shared_ptr<StreamFile>> add_streams(NodeTree& tree, StreamHub& hub) {
   std::vector<std::shared_ptr<StreamFile>> files;
   auto text = std::make_shared<StreamFile>(hub.text_channel());
@@ -186,7 +197,10 @@ std::vector<std::shared_ptr<StreamFile>> build_mount_tree(NodeTree& tree, const 
     unavailable += fmt::format("{}: {}\n", name, reason);
   tree.add_file(root, "unavailable_events", NodeTree::kReadOnlyMode, constant(unavailable));
 
-  if (control) add_error_log(tree, *control);
+  if (control) {
+    add_error_log(tree, *control);
+    add_variables(tree, *control);
+  }
 
   for (std::size_t i = 0; i < resolution.available.size(); ++i) {
     const Binding& b = resolution.available[i];

@@ -1,0 +1,267 @@
+// Saved variables: the `variables` file's grammar, their place in filters,
+// and the controller keeping kernel filters, triggers and save: captures in
+// step with them (against the in-memory instance and a fake capture engine).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "control/captures.h"
+#include "control/controller.h"
+#include "control/filter.h"
+#include "control/variables.h"
+#include "fake_instance.h"
+#include "fixture_kernels.h"
+
+namespace eventfs {
+namespace {
+
+using testing::FakeInstance;
+using testing::ResolvedFixture;
+
+constexpr const char* kSwitch = "events/sched/sched_switch";
+constexpr const char* kWakeup = "events/sched/sched_wakeup";
+
+TEST(VariableChanges, SetDeclareAndRemoveOnePerLine) {
+  std::vector<VariableChange> out;
+  VariableError err;
+  ASSERT_TRUE(parse_variable_changes("a=5\n b = -0x10 \n\nc\n!d\n", {}, out, err)) << err.message;
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].kind, VariableChange::Kind::Set);
+  EXPECT_EQ(out[0].name, "a");
+  EXPECT_EQ(*out[0].value, 5);
+  EXPECT_EQ(out[1].name, "b");
+  EXPECT_EQ(*out[1].value, -16);
+  EXPECT_EQ(out[2].kind, VariableChange::Kind::Declare);
+  EXPECT_EQ(out[3].kind, VariableChange::Kind::Remove);
+  EXPECT_EQ(out[3].name, "d");
+  ASSERT_TRUE(parse_variable_changes("m=-9223372036854775808", {}, out, err));
+  EXPECT_EQ(*out[0].value, INT64_MIN);
+}
+
+TEST(VariableChanges, BadNamesAndValuesAreRefusedWithWhereTheyAre) {
+  const std::set<std::string> reserved = {"prev_pid"};
+  struct {
+    const char* text;
+    std::size_t pos;
+  } bad[] = {
+      {"", 0},
+      {"common_pid=1", 0},
+      {"a=1\nprev_pid=1", 4},
+      {"if=1", 0},
+      {"enable_event=1", 0},
+      {"save=1", 0},
+      {"1abc=1", 0},
+      {"a-b=1", 0},
+      {"a=", 2},
+      {"a=12x", 2},
+      {"a=9223372036854775808", 2},
+      {"a=1\x01", 3},
+      {"!", 1},
+      {"a b", 0},
+  };
+  for (const auto& b : bad) {
+    std::vector<VariableChange> out;
+    VariableError err;
+    EXPECT_FALSE(parse_variable_changes(b.text, reserved, out, err)) << b.text;
+    EXPECT_EQ(err.pos, b.pos) << b.text << ": " << err.message;
+    EXPECT_FALSE(err.message.empty());
+  }
+  EXPECT_NE(variable_name_problem(std::string(kMaxVariableName + 1, 'x'), {}), "");
+  EXPECT_EQ(variable_name_problem(std::string(kMaxVariableName, 'x'), {}), "");
+}
+
+TEST(VariableText, ListsByNameWithUnsetOnes) {
+  VariableValues v = {{"b", 7}, {"a", std::nullopt}, {"c", -1}};
+  EXPECT_EQ(variables_text(v), "a unset\nb=7\nc=-1\n");
+  const std::uint8_t bytes[8] = {0xfe, 0xff, 0xff, 0xff, 0, 0, 0, 0};
+  EXPECT_EQ(integer_from_bytes(bytes, 4, true), -2);
+  EXPECT_EQ(integer_from_bytes(bytes, 4, false), 0xfffffffe);
+  EXPECT_EQ(integer_from_bytes(bytes, 2, true), -2);
+  EXPECT_EQ(integer_from_bytes(bytes, 1, false), 0xfe);
+}
+
+TEST(FilterVariables, ABareWordNamingAVariableBecomesItsValue) {
+  FilterFieldMap fields = {{"pid", {"next_pid"}}};
+  VariableValues vars = {{"mine", 42}, {"later", std::nullopt}};
+  TranslatedFilter tf;
+  FilterError err;
+  ASSERT_TRUE(translate_filter("pid == mine && common_pid != mine", &fields, &vars, tf, err)) << err.message;
+  EXPECT_EQ(tf.raw, "next_pid == 42 && common_pid != 42");
+  EXPECT_EQ(tf.variables, (std::set<std::string>{"mine"}));
+  EXPECT_FALSE(tf.unset_variable);
+  // A quoted word is a string, whatever it spells.
+  ASSERT_TRUE(translate_filter("pid == 1 || common_comm == \"mine\"", &fields, &vars, tf, err));
+  EXPECT_EQ(tf.raw, "next_pid == 1 || common_comm == \"mine\"");
+  EXPECT_TRUE(tf.variables.empty());
+  // While one is unset the kernel gets a condition nothing matches.
+  ASSERT_TRUE(translate_filter("pid == mine || pid == later", &fields, &vars, tf, err));
+  EXPECT_EQ(tf.raw, kNeverFilter);
+  EXPECT_TRUE(tf.unset_variable);
+  // Raw names: fields are not checked, only variables replaced.
+  ASSERT_TRUE(translate_filter("anything >= mine", nullptr, &vars, tf, err));
+  EXPECT_EQ(tf.raw, "anything >= 42");
+  EXPECT_TRUE(names_a_variable("x == mine", vars));
+  EXPECT_FALSE(names_a_variable("x == \"mine\" && y == 0xmine", vars));
+}
+
+class FakeCaptures final : public CaptureEngine {
+ public:
+  int arm(const CaptureSpec& spec, std::string& why) override {
+    if (refuse) {
+      why = "no more instances";
+      return -ENOSPC;
+    }
+    armed[next] = spec;
+    return next++;
+  }
+  void disarm(int id) override { armed.erase(id); }
+  int refilter(int id, const std::string& raw, std::string&) override {
+    armed.at(id).raw_filter = raw;
+    return 0;
+  }
+  std::optional<std::uint64_t> remaining(int id) const override { return armed.at(id).count; }
+
+  std::map<int, CaptureSpec> armed;
+  int next = 1;
+  bool refuse = false;
+};
+
+class VariablesTest : public ::testing::Test {
+ protected:
+  VariablesTest() : fx("linux-6.18", testing::builtin_catalog()), ctl(fake, *fx.tracefs, fx.resolution) {
+    ctl.set_captures(&captures);
+  }
+  std::size_t index(const std::string& name) const {
+    for (std::size_t i = 0; i < fx.resolution.available.size(); ++i)
+      if (fx.resolution.available[i].event->name == name) return i;
+    throw std::runtime_error("no event " + name);
+  }
+  std::string variables() {
+    std::string out;
+    EXPECT_EQ(ctl.read_variables(out), 0);
+    return out;
+  }
+  std::string read(int (Controller::*fn)(std::size_t, std::string&), const std::string& ev) {
+    std::string out;
+    EXPECT_EQ((ctl.*fn)(index(ev), out), 0);
+    return out;
+  }
+  std::string raw(const std::string& file) {
+    std::string out;
+    EXPECT_EQ(ctl.read_raw("sched", "sched_wakeup", file, out), 0);
+    return out;
+  }
+
+  FakeInstance fake;
+  FakeCaptures captures;
+  ResolvedFixture fx;
+  Controller ctl;
+};
+
+TEST_F(VariablesTest, TheFileSetsListsAndRemovesAllOrNothing) {
+  EXPECT_EQ(variables(), "");
+  ASSERT_EQ(ctl.write_variables("a=1\nb\n"), 0);
+  EXPECT_EQ(variables(), "a=1\nb unset\n");
+  // One bad line: nothing of the write happens.
+  EXPECT_EQ(ctl.write_variables("c=3\nprev_pid=4\n"), EINVAL);
+  EXPECT_EQ(variables(), "a=1\nb unset\n");
+  EXPECT_NE(ctl.error_log().text().find("'prev_pid' is a field name"), std::string::npos) << ctl.error_log().text();
+  EXPECT_EQ(ctl.write_variables("!zz"), ENOENT);
+  ASSERT_EQ(ctl.write_variables("!a\nb=0x10"), 0);
+  EXPECT_EQ(variables(), "b=16\n");
+}
+
+TEST_F(VariablesTest, AFilterNamingAVariableFollowsItsValueAndReadsBackByName) {
+  const std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_variables("target=7"), 0);
+  ASSERT_EQ(ctl.write_filter(sw, "next_pid == target\n"), 0) << ctl.error_log().text();
+  EXPECT_EQ(fake.filter(kSwitch), "next_pid == 7");
+  EXPECT_EQ(read(&Controller::read_filter, "sched_switch"), "next_pid == target\n");
+  ASSERT_EQ(ctl.write_variables("target=8"), 0);
+  EXPECT_EQ(fake.filter(kSwitch), "next_pid == 8");
+  EXPECT_EQ(read(&Controller::read_filter, "sched_switch"), "next_pid == target\n");
+  ASSERT_EQ(ctl.write_variables("target"), 0);  // unset: nothing matches
+  EXPECT_EQ(fake.filter(kSwitch), kNeverFilter);
+  EXPECT_EQ(read(&Controller::read_filter, "sched_switch"), "next_pid == target\n");
+  // In use: cannot be removed until the filter goes.
+  EXPECT_EQ(ctl.write_variables("!target"), EBUSY);
+  ASSERT_EQ(ctl.write_filter(sw, "0"), 0);
+  EXPECT_EQ(ctl.write_variables("!target"), 0);
+}
+
+TEST_F(VariablesTest, TriggerConditionsAreRewrittenKeepingTheirCount) {
+  const std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_variables("who=3"), 0);
+  ASSERT_EQ(ctl.write_trigger(sw, "traceoff:5 if prev_pid == who"), 0) << ctl.error_log().text();
+  EXPECT_EQ(fake.triggers(kSwitch), (std::vector<std::string>{"traceoff:count=5 if prev_pid == 3"}));
+  ASSERT_EQ(ctl.write_variables("who=4"), 0);
+  EXPECT_EQ(fake.triggers(kSwitch), (std::vector<std::string>{"traceoff:count=5 if prev_pid == 4"}));
+  EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"), "traceoff:count=5 if prev_pid == who\n");
+  // The proposal's line, on a raw trigger file.
+  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "disable_event:sched:sched_switch if common_pid == who\n"), 0)
+      << ctl.error_log().text();
+  EXPECT_EQ(fake.triggers(kWakeup),
+            (std::vector<std::string>{"disable_event:sched:sched_switch:unlimited if common_pid == 4"}));
+  EXPECT_EQ(raw("trigger"), "disable_event:sched:sched_switch:unlimited if common_pid == who\n");
+  ASSERT_EQ(ctl.write_variables("who=5"), 0);
+  EXPECT_EQ(fake.triggers(kWakeup),
+            (std::vector<std::string>{"disable_event:sched:sched_switch:unlimited if common_pid == 5"}));
+  ASSERT_EQ(ctl.write_raw_filter("sched", "sched_wakeup", "pid == who"), 0);
+  EXPECT_EQ(fake.filter(kWakeup), "pid == 5");
+  EXPECT_EQ(raw("filter"), "pid == who\n");
+}
+
+TEST_F(VariablesTest, SaveArmsACaptureAndItsValueReachesTheConditions) {
+  const std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(sw, "save:last=next_pid:2 if prev_pid == 0"), 0) << ctl.error_log().text();
+  ASSERT_EQ(captures.armed.size(), 1u);
+  const CaptureSpec& spec = captures.armed.begin()->second;
+  EXPECT_EQ(spec.system, "sched");
+  EXPECT_EQ(spec.event, "sched_switch");
+  EXPECT_EQ(spec.field.name, "next_pid");
+  EXPECT_EQ(spec.raw_filter, "prev_pid == 0");
+  EXPECT_EQ(spec.count, std::optional<std::uint64_t>(2));
+  EXPECT_EQ(variables(), "last unset\n");
+  EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"), "save:last=next_pid:count=2 if prev_pid == 0\n");
+  EXPECT_TRUE(fake.triggers(kSwitch).empty()) << "nothing of a save goes to the kernel's trigger file";
+
+  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "traceon if common_pid == last"), 0);
+  EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if common_pid < 0"}));
+  ctl.captured("last", 1234);
+  EXPECT_EQ(variables(), "last=1234\n");
+  EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if common_pid == 1234"}));
+  EXPECT_EQ(raw("trigger"), "traceon:unlimited if common_pid == last\n");
+
+  EXPECT_EQ(ctl.write_trigger(sw, "save:last=prev_pid"), EEXIST);
+  EXPECT_EQ(ctl.write_variables("!last"), EBUSY);
+  ASSERT_EQ(ctl.write_trigger(sw, "!save:last=next_pid"), 0);
+  EXPECT_TRUE(captures.armed.empty());
+  EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"), FakeInstance::kHeader);
+}
+
+TEST_F(VariablesTest, ARefusedWriteLeavesNoSaveArmed) {
+  const std::size_t sw = index("sched_switch");
+  // The second command names no event: the whole write is refused.
+  EXPECT_EQ(ctl.write_trigger(sw, "save:v=next_pid enable_event:no_such_event"), EINVAL);
+  EXPECT_TRUE(captures.armed.empty());
+  EXPECT_EQ(variables(), "");
+  // The engine refuses: the kernel got nothing either.
+  captures.refuse = true;
+  EXPECT_EQ(ctl.write_trigger(sw, "traceon save:v=next_pid"), ENOSPC);
+  EXPECT_TRUE(fake.triggers(kSwitch).empty());
+  captures.refuse = false;
+  // Not an integer, computed, unknown, a bad name.
+  EXPECT_EQ(ctl.write_trigger(sw, "save:v=prev_comm"), EINVAL);
+  EXPECT_EQ(ctl.write_trigger(sw, "save:v=nope"), EINVAL);
+  EXPECT_EQ(ctl.write_trigger(sw, "save:next_pid=prev_pid"), EINVAL);
+  EXPECT_EQ(ctl.write_trigger(sw, "save:v"), EINVAL);
+  EXPECT_TRUE(captures.armed.empty());
+}
+
+TEST_F(VariablesTest, WithoutACaptureEngineSaveIsRefused) {
+  ctl.set_captures(nullptr);
+  EXPECT_EQ(ctl.write_trigger(index("sched_switch"), "save:v=next_pid"), EOPNOTSUPP);
+}
+
+}  // namespace
+}  // namespace eventfs
