@@ -346,6 +346,7 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
   int err;
   if (!check_size(where, data, err)) return err;
   std::string text = trimmed(data);
+  if (int e = one_line(where, text)) return e;
   KernelRefusal why;
   if (text == "0") {
     if (int e = kernel_write(s.dir + "/filter", "0", &why)) return kernel_refused(where, e, why, text, nullptr, 0);
@@ -378,6 +379,7 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
   if (!check_size(where, data, err)) return err;
   std::string text = trimmed(data);
   if (text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
+  if (int e = one_line(where, text)) return e;
   std::string dir = raw_dir(system, event);
   KernelRefusal why;
   TranslatedFilter tf;
@@ -394,6 +396,14 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
   drop_use(dir, "");
   if (!tf.variables.empty()) note_use({dir, "", text, nullptr, tf.variables, tf.raw});
   return 0;
+}
+
+// The kernel refuses a filter of several lines (6.18: EINVAL, and it keeps
+// a piece of it): refused here, whole, before anything is written.
+int Controller::one_line(const std::string& where, const std::string& text) {
+  const auto nl = text.find('\n');
+  if (nl == std::string::npos) return 0;
+  return refuse(where, EINVAL, "One filter per write: found a second line", text, nl);
 }
 
 // The kernel keeps a filter it refused (it reads back with the parse

@@ -150,6 +150,7 @@ class Controller {
     ~PublishOnExit() { c.publish_wanted(); }
   };
   int replace_filter(const std::string& dir, const std::string& raw, KernelRefusal& why);
+  int one_line(const std::string& where, const std::string& text);
   int check_command(const std::string& where, const TriggerCommand& t, std::string_view text);
   std::string with_available(const std::string& message) const;
   // A trigger the kernel would refuse as a duplicate: one of the same kind

@@ -105,6 +105,35 @@ TEST_F(ControlVariables, AFilterNamingAVariableGetsItsValueInTheKernelAndShowsIt
   EXPECT_EQ(M("variables"), "");
 }
 
+// A save reads its event whether or not a stream is open, and its records
+// reach no stream of a user who did not enable the event.
+TEST_F(ControlVariables, ASaveCapturesWithNoStreamOpenAndItsRecordsStayOutOfTheStreams) {
+  ASSERT_TRUE(Write("sched_switch/trigger", "save:next=next_pid\n", O_WRONLY | O_APPEND));
+  EXPECT_EQ(M("variables"), "next unset\n");
+  EXPECT_EQ(K("sched/sched_switch/enable"), "0\n") << "the main instance's event stays off";
+  EXPECT_EQ(M("sched_switch/enable"), "0\n");
+  EXPECT_TRUE(switch_until([&] { return M("variables") != "next unset\n"; })) << M("variables");
+  EXPECT_TRUE(std::regex_match(M("variables"), std::regex("next=[0-9]+\n"))) << M("variables");
+  // A stream open now gets no sched_switch record while the save goes on capturing.
+  ASSERT_TRUE(Write("sched_wakeup/enable", "1\n"));
+  stream::Collector text({*m_ / "trace_pipe"}, false);
+  ASSERT_TRUE(text.Start());
+  switch_until([] { return false; }, 500ms);
+  text.Stop();
+  std::size_t switches = 0, wakeups = 0;
+  for (const auto& l : text.Lines()) {
+    switches += l.find(" sched_switch: ") != std::string::npos;
+    wakeups += l.find(" sched_wakeup: ") != std::string::npos;
+  }
+  EXPECT_EQ(switches, 0u);
+  EXPECT_GT(wakeups, 0u) << "the stream read nothing at all";
+  ASSERT_TRUE(Write("sched_wakeup/enable", "0\n"));
+  EXPECT_EQ(M("sched_switch/trigger"), "save:next=next_pid:unlimited\n");
+  ASSERT_TRUE(Write("sched_switch/trigger", "!save:next=next_pid\n", O_WRONLY | O_APPEND));
+  EXPECT_TRUE(save_instances(m_->instance()).empty());
+  ASSERT_TRUE(Write("variables", "!next\n"));
+}
+
 // The 2013 proposal: triggers on sys_enter_read enable the page-cache events
 // and capture the reader's pid; sys_exit_read disables them for that pid.
 // A reader child (its own comm) reads a file evicted from the page cache;

@@ -410,6 +410,22 @@ TEST_F(ControllerTest, AKernelRefusalUndoesTheWholeWriteNewestFirst) {
   EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"), "traceon:count=7 if prev_pid == 4\n");
 }
 
+TEST_F(ControllerTest, FilterAndEnableWritesOfSeveralLinesAreOneValueOrRefusedWhole) {
+  std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_filter(sw, "prev_pid == 4\n"), 0);
+  ASSERT_EQ(ctl.write_enable(sw, "1\n"), 0);
+  // The kernel refuses a filter of several lines and keeps a piece of it:
+  // refused whole before the kernel sees it, the last filter stays.
+  EXPECT_EQ(ctl.write_filter(sw, "prev_pid == 5 &&\nnext_pid == 6\n"), EINVAL);
+  EXPECT_EQ(ctl.write_raw_filter("sched", "sched_switch", "prev_pid == 7\nnext_pid == 8\n"), EINVAL);
+  EXPECT_EQ(fake.filter(kSwitch), "prev_pid == 4");
+  EXPECT_NE(ctl.error_log().text().find("One filter per write: found a second line"), std::string::npos);
+  EXPECT_EQ(ctl.write_enable(sw, "0\n1\n"), EINVAL);
+  EXPECT_EQ(ctl.write_enable(sw, "0\n0\n"), EINVAL);
+  EXPECT_TRUE(fake.enabled(kSwitch));
+  EXPECT_EQ(read(&Controller::read_enable, "sched_switch"), "1\n");
+}
+
 TEST(ParseTriggers, CommandsBeginAtKnownCommandNamesOutsideQuotes) {
   std::vector<TriggerCommand> out;
   FilterError err;
