@@ -27,7 +27,8 @@ int main(int argc, char **argv)
 				printf("%" PRIu64 " cpu %" PRIu32 " lost %" PRIu64 "%s\n", h->timestamp, l->cpu, l->count,
 				       l->flags & EVENTFS_LOST_COUNT_UNKNOWN ? " (estimated)" : "");
 			} else
-				printf("%" PRIu64 " id %" PRIu32 " size %" PRIu32 "\n", h->timestamp, h->id, h->size);
+				printf("%" PRIu64 " pid %" PRId32 " id %" PRIu32 " size %" PRIu32 "\n", h->timestamp, h->pid, h->id,
+				       h->size);
 		}
 	}
 	return n < 0;

@@ -23,8 +23,8 @@
  *
  * ONE RECORD
  *
- *   offset 0   struct eventfs_record_header  (16 bytes)
- *   offset 16  payload
+ *   offset 0   struct eventfs_record_header  (24 bytes)
+ *   offset 24  payload
  *   ...        zero padding up to header.size (a multiple of 8)
  *
  * - header.size is the total size of the record in bytes, header and padding
@@ -37,6 +37,15 @@
  *   from the eventfs catalog. It never comes from the kernel and never changes
  *   from one kernel to the next. Id 0 is never an event: it is
  *   EVENTFS_ID_LOST, a lost-events record (below).
+ *
+ * - header.version is EVENTFS_RECORD_VERSION, the framing described here
+ *   (<mount>/header describes it too, in the format language). Version 1
+ *   added pid to the 16-byte header of version 0; eventfs_record_check()
+ *   refuses a record of any other version.
+ *
+ * - header.pid is the thread id the kernel recorded the event for (the raw
+ *   event's common_pid, whatever common fields the kernel has around it);
+ *   0 for the idle task and in lost-events records.
  *
  * - header.timestamp is the kernel's time stamp of the event in the trace
  *   clock of eventfs's tracefs instance (the "local" clock unless the mount
@@ -130,11 +139,18 @@ extern "C" {
  * many events it lost; count is then eventfs's estimate. */
 #define EVENTFS_LOST_COUNT_UNKNOWN 0x1u
 
+/* The framing this header describes; every record carries it (version). */
+#define EVENTFS_RECORD_VERSION 1u
+
 /* The header of every record in a per_cpu/cpuN/trace_pipe_raw stream. */
 struct eventfs_record_header {
 	uint32_t size;      /* total bytes: header + payload + padding; multiple of 8 */
 	uint32_t id;        /* stable event id (<event>/id), or EVENTFS_ID_LOST */
 	uint64_t timestamp; /* the event's time in the instance's trace clock (ns) */
+	int32_t pid;        /* the thread the kernel recorded the event for (its
+	                       common_pid); 0 in a lost-events record */
+	uint16_t version;   /* EVENTFS_RECORD_VERSION */
+	uint16_t reserved;  /* 0 */
 };
 
 /* The payload of a record whose id is EVENTFS_ID_LOST. */
@@ -165,6 +181,8 @@ struct eventfs_lost {
 static inline uint32_t eventfs_record_check(const struct eventfs_record_header *h, size_t avail)
 {
 	if (avail < sizeof(struct eventfs_record_header))
+		return 0;
+	if (h->version != EVENTFS_RECORD_VERSION)
 		return 0;
 	if (h->size < sizeof(struct eventfs_record_header) || h->size > avail ||
 	    h->size % EVENTFS_RECORD_ALIGN != 0 || h->size > EVENTFS_RECORD_MAX_SIZE)

@@ -473,6 +473,9 @@ std::uint32_t write_lost_record(std::uint64_t ts, std::uint64_t count, std::uint
   h.size = lost_record_size();
   h.id = EVENTFS_ID_LOST;
   h.timestamp = ts;
+  h.pid = 0;
+  h.version = EVENTFS_RECORD_VERSION;
+  h.reserved = 0;
   eventfs_lost l;
   l.count = count;
   l.cpu = cpu;

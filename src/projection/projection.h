@@ -347,6 +347,9 @@ inline std::uint32_t write_record(const Projection& p, std::uint64_t ts, const s
   h.size = record_size(p);
   h.id = p.stable_id();
   h.timestamp = ts;
+  h.pid = p.pid(raw, len);
+  h.version = EVENTFS_RECORD_VERSION;
+  h.reserved = 0;
   __builtin_memcpy(out, &h, sizeof h);
   const std::uint32_t end = static_cast<std::uint32_t>(sizeof h) + p.payload_size();
   p.project(raw, len, out + sizeof h);

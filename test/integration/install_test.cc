@@ -744,10 +744,11 @@ TEST_F(InstallTest, PkgConfigFindsTheInstalledHeader) {
                               "  h.size = EVENTFS_RECORD_SIZE(sizeof l);\n"
                               "  h.id = EVENTFS_ID_LOST;\n"
                               "  h.timestamp = 1;\n"
+                              "  h.pid = 0; h.version = EVENTFS_RECORD_VERSION; h.reserved = 0;\n"
                               "  memcpy(buf, &h, sizeof h);\n"
                               "  l.count = 3; l.cpu = 0; l.flags = EVENTFS_LOST_COUNT_UNKNOWN;\n"
                               "  memcpy(buf + sizeof h, &l, sizeof l);\n"
-                              "  if (sizeof h != 16 || h.size % EVENTFS_RECORD_ALIGN) return 1;\n"
+                              "  if (sizeof h != 24 || h.size % EVENTFS_RECORD_ALIGN) return 1;\n"
                               "  if (eventfs_record_check((const struct eventfs_record_header *)buf, sizeof buf)\n"
                               "      != h.size) return 2;\n"
                               "  printf(\"%u\\n\", (unsigned)h.size);\n"
@@ -765,7 +766,7 @@ TEST_F(InstallTest, PkgConfigFindsTheInstalledHeader) {
   EXPECT_TRUE(contains(deps, inst_.header)) << "not compiled against " << inst_.header << ":\n" << deps;
   r = run({tmp / "use_record"});
   EXPECT_TRUE(r.exited() && r.exit_code() == 0) << r.describe();
-  EXPECT_EQ(r.out, "32\n");
+  EXPECT_EQ(r.out, "40\n");
 
   // The examples shipped for tool authors build the same way.
   for (const auto& name : list_dir(std::string(kSourceDir) + "/examples")) {

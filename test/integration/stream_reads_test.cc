@@ -303,7 +303,7 @@ TEST_F(StreamExample, DecodeRawPrintsTheRecordsOfACpu) {
                                    std::to_string(EVENTFS_RECORD_SIZE(44));
   int switches = 0;
   for (const auto& l : lines) {
-    EXPECT_TRUE(std::regex_match(l, std::regex(R"(\d+ (id \d+ size \d+|cpu \d+ lost \d+( \(estimated\))?))"))) << l;
+    EXPECT_TRUE(std::regex_match(l, std::regex(R"(\d+ (pid \d+ id \d+ size \d+|cpu \d+ lost \d+( \(estimated\))?))"))) << l;
     switches += l.find(sched_switch) != std::string::npos;
   }
   EXPECT_GT(switches, 50) << head_lines(r.out);

@@ -120,6 +120,11 @@ TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfAS
       ++all_records;
       s.cpu = static_cast<int>(r.stream);
       if (!ours(s)) continue;
+      // The header's pid is the raw record's common_pid: the task switched out.
+      if (r.header.pid != s.prev_pid && odd.size() < 10)
+        odd.push_back("header pid " + std::to_string(r.header.pid) + " is not prev_pid " + std::to_string(s.prev_pid));
+      if (r.header.version != EVENTFS_RECORD_VERSION && odd.size() < 10)
+        odd.push_back("header version " + std::to_string(r.header.version));
       ++got[key_of(s)];
       ++got_n;
     }

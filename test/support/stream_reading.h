@@ -27,7 +27,7 @@ namespace eventfs_it::stream {
 struct Record {
   std::size_t stream;  // index into the collector's paths
   eventfs_record_header header;
-  std::string payload;  // header.size - 16 bytes, padding included
+  std::string payload;  // header.size - sizeof header bytes, padding included
 };
 
 class Collector {

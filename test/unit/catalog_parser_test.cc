@@ -175,7 +175,7 @@ const BadInput kBadInputs[] = {
     {"count out of range", "STABLE_EVENT(a, s:e,\n __array(char, x, 99999999999999999999999) = x)", 2, "bad count"},
     {"reserved event name", "STABLE_EVENT(raw, s:e, __field(int, x) = x)", 1, "event name 'raw' is reserved"},
     {"record too large", "\nSTABLE_EVENT(big, s:e, __array(u8, b, 65536) = b\n __field(u64, ip) = ip)", 2,
-     "a stable record holds at most 65520"},
+     "a stable record holds at most 65512"},
     {"garbage after event", "STABLE_EVENT(a, s:e, __field(int, x) = x)\n)", 2, "expected STABLE_EVENT"},
 };
 

@@ -603,17 +603,21 @@ TEST(RecordFraming, RecordFraming) {
   auto raw = switch_record(*b, {"a", 1, 1, "b", 2}, 1);
   std::vector<std::uint8_t> buf(record_size(p) + lost_record_size(), 0xee);
   std::uint32_t n = write_record(p, 12345, raw.data(), static_cast<std::uint32_t>(raw.size()), buf.data());
-  EXPECT_EQ(n, 16u + 48u);  // 44-byte payload padded to 8
+  EXPECT_EQ(n, 24u + 48u);  // 44-byte payload after the 24-byte header, padded to 8
   std::uint32_t m = write_lost_record(999, 17, 3, true, buf.data() + n);
-  EXPECT_EQ(m, 32u);
+  EXPECT_EQ(m, 40u);
   auto* h = reinterpret_cast<const eventfs_record_header*>(buf.data());
   EXPECT_EQ(eventfs_record_check(h, buf.size()), n);
   EXPECT_EQ(h->id, 1u);
   EXPECT_EQ(h->timestamp, 12345u);
-  for (std::uint32_t i = 16 + 44; i < n; ++i) EXPECT_EQ(buf[i], 0) << i;
+  EXPECT_EQ(h->pid, 1);  // the raw record's common_pid
+  EXPECT_EQ(h->version, EVENTFS_RECORD_VERSION);
+  EXPECT_EQ(h->reserved, 0u);
+  for (std::uint32_t i = 24 + 44; i < n; ++i) EXPECT_EQ(buf[i], 0) << i;
   auto* l = reinterpret_cast<const eventfs_record_header*>(buf.data() + n);
   ASSERT_EQ(eventfs_record_check(l, m), m);
   EXPECT_EQ(l->id, EVENTFS_ID_LOST);
+  EXPECT_EQ(l->pid, 0);
   auto* lp = static_cast<const eventfs_lost*>(EVENTFS_RECORD_PAYLOAD(l));
   EXPECT_EQ(lp->count, 17u);
   EXPECT_EQ(lp->cpu, 3u);

@@ -20,6 +20,7 @@ std::vector<std::uint8_t> record(std::uint32_t id, std::uint64_t ts) {
   h.size = static_cast<std::uint32_t>(r.size());
   h.id = id;
   h.timestamp = ts;
+  h.version = EVENTFS_RECORD_VERSION;
   std::memcpy(r.data(), &h, sizeof h);
   return r;
 }
@@ -157,7 +158,7 @@ void wrap_around(std::size_t smallest_record) {
     for (int i = 0; i < pushes; ++i, ++next_in) {
       std::uint32_t payload = 8 * (1 + (next_in * 7) % 12);
       std::vector<std::uint8_t> r(EVENTFS_RECORD_SIZE(payload), static_cast<std::uint8_t>(next_in));
-      eventfs_record_header h{static_cast<std::uint32_t>(r.size()), next_in, next_in};
+      eventfs_record_header h{static_cast<std::uint32_t>(r.size()), next_in, next_in, 0, EVENTFS_RECORD_VERSION, 0};
       std::memcpy(r.data(), &h, sizeof h);
       q.push(static_cast<std::int32_t>(next_in), r.data());
     }
