@@ -17,6 +17,7 @@
 #include "projection/projection.h"
 #include "ring/subbuf.h"
 #include "support/synthetic.h"
+#include "tracefs/raw_format_parser.h"
 
 namespace eventfs {
 namespace {
@@ -675,6 +676,64 @@ TEST(Subbuf, GarbageIsWalkedWithinBounds) {
     }
   }
   munmap(region, 2 * pg);
+}
+
+}  // namespace
+}  // namespace eventfs
+
+namespace eventfs {
+namespace {
+
+// Whatever common fields a kernel has around common_pid (a common_padding
+// before it, a common_lock_depth after it, as some kernels had), the header's
+// pid is common_pid's value.
+TEST(RecordFraming, ThePidComesFromCommonPidWhereverTheKernelPutsIt) {
+  std::ifstream in(testing::fixture_dir("linux-6.18") + "/events/sched/sched_switch/format");
+  std::stringstream text;
+  text << in.rdbuf();
+  // common_pid moves from 4 to 8 behind a common_padding, a common_lock_depth
+  // follows it at 12, and the event's own fields move 16 bytes up.
+  std::string fixed;
+  std::istringstream lines(text.str());
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto at = line.find("offset:");
+    if (at != std::string::npos && line.find("common_pid;") != std::string::npos) {
+      fixed += "\tfield:int common_padding;\toffset:4;\tsize:4;\tsigned:1;\n";
+      fixed += "\tfield:int common_pid;\toffset:8;\tsize:4;\tsigned:1;\n";
+      fixed += "\tfield:int common_lock_depth;\toffset:12;\tsize:4;\tsigned:1;\n";
+      continue;
+    }
+    if (at != std::string::npos && line.find("common_") == std::string::npos) {
+      const unsigned off = static_cast<unsigned>(std::stoul(line.substr(at + 7)));
+      line = line.substr(0, at + 7) + std::to_string(off + 16) + line.substr(line.find(';', at));
+    }
+    fixed += line + "\n";
+  }
+  RawEvent raw;
+  std::string why;
+  ASSERT_TRUE(parse_raw_format("sched", fixed, raw, why)) << why << "\n" << fixed;
+  ASSERT_NE(raw.field("common_padding"), nullptr);
+  ASSERT_EQ(raw.field("common_pid")->offset, 8u);
+  Catalog cat = testing::builtin_catalog();
+  Binding b;
+  ASSERT_TRUE(bind_stable_event(*cat.find("sched_switch"),
+                                [&](const RawEventName&, std::string&) -> const RawEvent* { return &raw; }, b, why))
+      << why;
+  Projection p = Projection::compile(b);
+  RawRecord r(raw);
+  r.set_int("common_padding", 0xdead).set_int("common_pid", 4242).set_int("common_lock_depth", 7);
+  r.set_int("prev_pid", 4242).set_int("next_pid", 9);
+  auto bytes = r.bytes();
+  std::vector<std::uint8_t> out(record_size(p));
+  write_record(p, 5, bytes.data(), static_cast<std::uint32_t>(bytes.size()), out.data());
+  eventfs_record_header h;
+  std::memcpy(&h, out.data(), sizeof h);
+  EXPECT_EQ(h.pid, 4242);
+  EXPECT_EQ(h.version, EVENTFS_RECORD_VERSION);
+  StableView v{b, out.data() + sizeof h};
+  EXPECT_EQ(v.num<std::int32_t>("next_pid"), 9);
+  EXPECT_EQ(v.num<std::int32_t>("prev_pid"), 4242);
 }
 
 }  // namespace
