@@ -78,12 +78,12 @@ TextFormat TextFormat::compile(const Binding& b) {
     t.max_line_ += f.prefix.size() + longest;
     t.fields_.push_back(std::move(f));
   }
-  t.max_line_ += 11 + 3 + 20 + 22 + 1 + t.head_.size() + 1 + 16;  // pid, brackets, cpu, time, head, newline, spare
+  t.max_line_ += 17 + 11 + 3 + 20 + 22 + 1 + t.head_.size() + 1 + 16;  // comm-, pid, brackets, cpu, time, head, newline, spare
   return t;
 }
 
-void TextFormat::render(std::string& out, std::int32_t pid, unsigned cpu, std::uint64_t ts_ns,
-                        const std::uint8_t* payload) const {
+void TextFormat::render(std::string& out, std::string_view comm, std::int32_t pid, unsigned cpu,
+                        std::uint64_t ts_ns, const std::uint8_t* payload) const {
   // Formatted in a buffer of the longest line this event can have, then
   // appended at once.
   char stack[2048];
@@ -93,7 +93,12 @@ void TextFormat::render(std::string& out, std::int32_t pid, unsigned cpu, std::u
     big.reset(new char[max_line_]);
     buf = big.get();
   }
-  char* w = put_num(buf, pid);
+  if (comm.empty()) comm = pid == 0 ? "<idle>" : "<...>";
+  if (comm.size() > 16) comm = comm.substr(0, 16);
+  char* w = buf;
+  for (char c : comm) *w++ = printable(static_cast<std::uint8_t>(c));
+  *w++ = '-';
+  w = put_num(w, pid);
   *w++ = ' ';
   *w++ = '[';
   w = cpu < 1000 ? put_fixed(w, cpu, 3) : put_num(w, cpu);
@@ -137,7 +142,7 @@ void render_raw_record(std::string& out, const Projection& p, const TextFormat& 
                        std::uint64_t ts_ns, const std::uint8_t* raw, std::uint32_t len,
                        std::uint8_t* scratch) {
   p.project(raw, len, scratch);
-  f.render(out, p.pid(raw, len), cpu, ts_ns, scratch);
+  f.render(out, {}, p.pid(raw, len), cpu, ts_ns, scratch);
 }
 
 }  // namespace eventfs

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "projection/projection.h"
@@ -27,10 +28,13 @@ class TextFormat {
   // From a binding's stable event and layout (the raw side is not used).
   static TextFormat compile(const Binding& b);
 
-  // Appends one line for the stable payload `payload` (payload_size bytes).
+  // Appends one line for the stable payload `payload` (payload_size bytes),
+  // as tracefs's trace_pipe begins its lines: "<comm>-<pid> [<cpu>] <secs>.<usecs>:".
+  // `comm` is the task's name (at most 16 bytes are shown); empty when it is
+  // not known: "<...>", or "<idle>" for pid 0, as tracefs prints them.
   // Allocates only by growing `out` (and for an event whose longest line
   // exceeds 2 KiB, a buffer for it).
-  void render(std::string& out, std::int32_t pid, unsigned cpu, std::uint64_t ts_ns,
+  void render(std::string& out, std::string_view comm, std::int32_t pid, unsigned cpu, std::uint64_t ts_ns,
               const std::uint8_t* payload) const;
 
   const std::string& event_name() const { return name_; }
@@ -50,8 +54,8 @@ class TextFormat {
   std::size_t max_line_ = 0;  // the longest line this event can render to
 };
 
-// Projects a raw record and renders its line: `scratch` must have room for
-// p.payload_size() bytes.
+// Projects a raw record and renders its line (the task's name not known):
+// `scratch` must have room for p.payload_size() bytes.
 void render_raw_record(std::string& out, const Projection& p, const TextFormat& f, unsigned cpu,
                        std::uint64_t ts_ns, const std::uint8_t* raw, std::uint32_t len,
                        std::uint8_t* scratch);

@@ -50,7 +50,11 @@ class StreamHub::CpuChannel final : public StreamChannel {
 
 StreamHub::StreamHub(RingFiles files, int cpus, const Resolution& resolution, ReaderMode mode,
                      std::size_t queue_bytes, const WantedEvents* wanted)
-    : files_(std::move(files)), mode_(mode), wanted_(wanted), table_(resolution.available) {
+    : files_(std::move(files)),
+      mode_(mode),
+      wanted_(wanted),
+      table_(resolution.available),
+      comms_([this] { return files_.saved_cmdlines(); }) {
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
   std::size_t most = 0, smallest = lost_record_size();
   for (const Projection& p : table_.projections()) smallest = std::min<std::size_t>(smallest, record_size(p));
@@ -409,6 +413,7 @@ std::string lost_line(std::size_t cpu, std::uint64_t count, bool unknown) {
 }  // namespace
 
 bool StreamHub::take_text(std::size_t max, std::string& out) {
+  comms_.refresh();  // (before the queues' locks: it may read saved_cmdlines)
   auto locks = lock_all();
   std::size_t start = out.size();
   while (out.size() - start < max) {
@@ -436,7 +441,9 @@ bool StreamHub::take_text(std::size_t max, std::string& out) {
       std::memcpy(&l, q.front() + sizeof h, sizeof l);
       out += lost_line(static_cast<std::size_t>(best), l.count, (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) != 0);
     } else if (auto it = text_.find(h.id); it != text_.end()) {
-      it->second.render(out, q.front_pid(), static_cast<unsigned>(best), h.timestamp, q.front() + sizeof h);
+      char comm[16];
+      const std::size_t n = comms_.name_of(h.pid, comm);
+      it->second.render(out, {comm, n}, h.pid, static_cast<unsigned>(best), h.timestamp, q.front() + sizeof h);
     }
     q.pop();
   }

@@ -28,6 +28,7 @@
 #include "projection/binding.h"
 #include "projection/projection.h"
 #include "projection/text_render.h"
+#include "stream/comm_cache.h"
 #include "projection/wanted_events.h"
 #include "ring/ring.h"
 #include "stream/cpu_drainer.h"
@@ -133,6 +134,7 @@ class StreamHub {
   const ReaderMode mode_;
   const WantedEvents* wanted_;
   ProjectionTable table_;
+  CommCache comms_;  // the text stream's task names
   std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
 
   // One CPU's side: its queues and their locks, which its drainer shares

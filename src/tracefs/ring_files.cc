@@ -64,6 +64,8 @@ std::string RingFiles::header_page() const { return first_of("events/header_page
 
 std::string RingFiles::header_event(std::string* where) const { return first_of("events/header_event", where); }
 
+std::string RingFiles::saved_cmdlines() const { return first_of("saved_cmdlines", nullptr); }
+
 std::uint32_t RingFiles::subbuf_bytes() const {
   std::string kb;
   if (read_whole_file(path_ + "/buffer_subbuf_size_kb", kb) != 0) return 0;

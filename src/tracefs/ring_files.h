@@ -25,6 +25,9 @@ class RingFiles {
   // (if given) gets the path the text came from.
   std::string header_page() const;
   std::string header_event(std::string* where = nullptr) const;
+  // The kernel's saved_cmdlines ("<pid> <comm>" lines; the top level's, as
+  // instances have none); empty when there is none.
+  std::string saved_cmdlines() const;
   // buffer_subbuf_size_kb in bytes (Linux >= 6.8); 0 where there is none.
   std::uint32_t subbuf_bytes() const;
 

@@ -317,10 +317,10 @@ TEST_F(LiveRingTest, ProjectionAgreesWithLibtraceevent) {
       std::string got(reinterpret_cast<const char*>(out.data() + 8), 64);
       EXPECT_EQ(got, want + std::string(64 - want.size(), '\0'));
       line.clear();
-      text.render(line, proj.pid(rec.data ? item.raw.data() : nullptr, static_cast<std::uint32_t>(item.raw.size())),
+      text.render(line, {}, proj.pid(rec.data ? item.raw.data() : nullptr, static_cast<std::uint32_t>(item.raw.size())),
                   static_cast<unsigned>(cpu_), item.ts, out.data());
       char head[64];
-      std::snprintf(head, sizeof head, "%d [%03d] ", getpid(), cpu_);
+      std::snprintf(head, sizeof head, "<...>-%d [%03d] ", getpid(), cpu_);
       EXPECT_EQ(line.rfind(head, 0), 0u) << line;
       EXPECT_NE(line.find(": marker: ip=" + std::to_string(ip) + " buf="), std::string::npos) << line;
     }

@@ -57,7 +57,7 @@ TEST_P(StreamMarkers, EveryMarkerArrivesExactlyOnceInOrderAndStatsShowTheReader)
   std::vector<std::string> odd;
   std::size_t lost = 0;
   if (c.via == Via::Text) {
-    static const std::regex re("^(-?\\d+) \\[(\\d{3})\\] (\\d+)\\.(\\d{6}): marker: text=(.*)$");
+    static const std::regex re("^.*-(-?\\d+) \\[(\\d{3})\\] (\\d+)\\.(\\d{6}): marker: text=(.*)$");
     std::uint64_t last_us = 0;
     for (const auto& line : col.Lines()) {
       std::smatch mm;

@@ -84,7 +84,7 @@ TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfAS
     return s.prev_pid == pp.ping || s.prev_pid == pp.pong || s.next_pid == pp.ping || s.next_pid == pp.pong;
   };
   std::map<SwitchKey, int> got, want;
-  std::size_t got_n = 0, want_n = 0, all_records = 0, lost = 0;
+  std::size_t got_n = 0, want_n = 0, all_records = 0, lost = 0, tasks_named = 0;
   std::vector<std::string> odd;
   if (via == Via::Text) {
     for (const auto& line : col.Lines()) {
@@ -99,6 +99,11 @@ TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfAS
         // The pid column is the raw record's common_pid: the task switched out.
         if (s.common_pid != s.prev_pid && odd.size() < 10)
           odd.push_back("pid column " + std::to_string(s.common_pid) + " is not prev_pid: " + line);
+        // The task column's name is the kernel's saved one: the task switched out.
+        if (s.task != "<...>") {
+          ++tasks_named;
+          if (s.task != s.prev_comm && odd.size() < 10) odd.push_back("task column is not prev_comm: " + line);
+        }
         ++got[key_of(s)];
         ++got_n;
       }
@@ -130,6 +135,7 @@ TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfAS
     }
   }
   EXPECT_EQ(lost, 0u) << "eventfs reported lost events: the comparison below may be off";
+  if (via == Via::Text) EXPECT_GT(tasks_named, got_n / 2) << "most lines of the two threads name their task";
   EXPECT_TRUE(odd.empty()) << join(odd);
 
   ReferenceRead reference = read_reference_switches(ref.path(), cpus);

@@ -48,17 +48,18 @@ PingPongResult ping_pong(int rounds, int cpu, const char* ping_name,
 
 bool parse_switch_line(const std::string& line, Switch& out) {
   static const std::regex re(
-      "^(-?\\d+) \\[(\\d{3})\\] \\d+\\.\\d{6}: sched_switch: prev_comm=(.*) prev_pid=(-?\\d+) "
+      "^(.*)-(-?\\d+) \\[(\\d{3})\\] \\d+\\.\\d{6}: sched_switch: prev_comm=(.*) prev_pid=(-?\\d+) "
       "prev_state=(.?) next_comm=(.*) next_pid=(-?\\d+)$");
   std::smatch m;
   if (!std::regex_match(line, m, re)) return false;
-  out.common_pid = std::stoi(m[1]);
-  out.cpu = std::stoi(m[2]);
-  out.prev_comm = m[3];
-  out.prev_pid = std::stoi(m[4]);
-  out.prev_state = m[5].length() ? m[5].str()[0] : 0;
-  out.next_comm = m[6];
-  out.next_pid = std::stoi(m[7]);
+  out.task = m[1];
+  out.common_pid = std::stoi(m[2]);
+  out.cpu = std::stoi(m[3]);
+  out.prev_comm = m[4];
+  out.prev_pid = std::stoi(m[5]);
+  out.prev_state = m[6].length() ? m[6].str()[0] : 0;
+  out.next_comm = m[7];
+  out.next_pid = std::stoi(m[8]);
   return true;
 }
 

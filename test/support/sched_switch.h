@@ -45,6 +45,7 @@ struct Switch {
   std::string next_comm;
   pid_t next_pid = 0;
   pid_t common_pid = -1;  // where known
+  std::string task;       // the text stream's task column ("<...>" when unknown)
   int cpu = -1;           // the stream (or per-CPU file) it came from
 };
 

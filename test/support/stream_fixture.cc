@@ -40,7 +40,7 @@ MarkerStream parse_marker_stream(Collector& col, Via via, unsigned id, int cpu) 
   };
   if (via == Via::Text) {
     static const std::regex lost_re("^CPU:(\\d+) \\[LOST (?:(\\d+) )?EVENTS\\]$");
-    static const std::regex marker_re("^-?\\d+ \\[\\d{3}\\] \\d+\\.\\d{6}: marker: text=(.*)$");
+    static const std::regex marker_re("^.*--?\\d+ \\[\\d{3}\\] \\d+\\.\\d{6}: marker: text=(.*)$");
     for (const auto& line : col.Lines()) {
       std::smatch mm;
       if (std::regex_match(line, mm, lost_re)) {

@@ -36,11 +36,11 @@ TEST(TextRender, SchedSwitchIsTheSameLineOnEveryKernel) {
     r.set_int("common_pid", 1234).set_str("prev_comm", "bash").set_int("prev_pid", 1234);
     r.set_int("prev_state", c.sleeping).set_str("next_comm", "swapper/1").set_int("next_pid", 0);
     EXPECT_EQ(render(*b, r, 1, 5321000042123ull),
-              "1234 [001] 5321.000042: sched_switch: prev_comm=bash prev_pid=1234 prev_state=S "
+              "<...>-1234 [001] 5321.000042: sched_switch: prev_comm=bash prev_pid=1234 prev_state=S "
               "next_comm=swapper/1 next_pid=0\n");
     r.set_int("prev_state", 0).set_str("prev_comm", "tab\there");
     EXPECT_EQ(render(*b, r, 12, 999),
-              "1234 [012] 0.000000: sched_switch: prev_comm=tab?here prev_pid=1234 prev_state=R "
+              "<...>-1234 [012] 0.000000: sched_switch: prev_comm=tab?here prev_pid=1234 prev_state=R "
               "next_comm=swapper/1 next_pid=0\n");
   }
 }
@@ -60,7 +60,7 @@ TEST(TextRender, IntegerArraysAndSignedness) {
     for (unsigned i = 0; i < 5; ++i) r.set_int("args", i, i);
     r.set_int("args", static_cast<std::uint64_t>(-1), 5);
     EXPECT_EQ(render(*b, r, 0, 1000000000ull + 1000),
-              std::string("7 [000] 1.000001: sys_enter: id=-1 args={0,1,2,3,4,") + c.last_arg + "}\n");
+              std::string("<...>-7 [000] 1.000001: sys_enter: id=-1 args={0,1,2,3,4,") + c.last_arg + "}\n");
   }
 }
 
@@ -70,12 +70,12 @@ TEST(TextRender, UnsignedAndSignedScalars) {
   ASSERT_NE(b, nullptr);
   RawRecord r(b->raw);
   r.set_int("common_pid", 0).set_int("vec", 0xffffffffu);
-  EXPECT_EQ(render(*b, r, 3, 0), "0 [003] 0.000000: softirq_entry: vec=4294967295\n");
+  EXPECT_EQ(render(*b, r, 3, 0), "<idle>-0 [003] 0.000000: softirq_entry: vec=4294967295\n");
   const Binding* x = fx.binding("irq_handler_exit");
   ASSERT_NE(x, nullptr);
   RawRecord rx(x->raw);
   rx.set_int("common_pid", 1).set_int("irq", 16).set_int("ret", static_cast<std::uint64_t>(-22));
-  EXPECT_EQ(render(*x, rx, 0, 0), "1 [000] 0.000000: irq_handler_exit: irq=16 ret=-22\n");
+  EXPECT_EQ(render(*x, rx, 0, 0), "<...>-1 [000] 0.000000: irq_handler_exit: irq=16 ret=-22\n");
 }
 
 TEST(TextRender, LongFilenameIsTruncated) {
@@ -86,7 +86,26 @@ TEST(TextRender, LongFilenameIsTruncated) {
   std::string path = "/" + std::string(200, 'p');
   r.set_int("common_pid", 5).set_str("filename", path).set_int("pid", 5).set_int("old_pid", 5);
   EXPECT_EQ(render(*b, r, 0, 0),
-            "5 [000] 0.000000: sched_process_exec: filename=" + path.substr(0, 127) + " pid=5 old_pid=5\n");
+            "<...>-5 [000] 0.000000: sched_process_exec: filename=" + path.substr(0, 127) + " pid=5 old_pid=5\n");
+}
+
+// The task column as tracefs prints it: the name the caller knows, at most
+// 16 bytes, control bytes shown as '?'.
+TEST(TextRender, TheTaskColumnIsCommDashPid) {
+  ResolvedFixture fx("linux-6.18");
+  const Binding* b = fx.binding("softirq_entry");
+  ASSERT_NE(b, nullptr);
+  TextFormat f = TextFormat::compile(*b);
+  std::vector<std::uint8_t> payload(64, 0);
+  std::string out;
+  f.render(out, "ksoftirqd/1", 17, 1, 2000, payload.data());
+  EXPECT_EQ(out.rfind("ksoftirqd/1-17 [001] 0.000002: softirq_entry:", 0), 0u) << out;
+  out.clear();
+  f.render(out, std::string_view("a\x01name-longer-than-16", 21), 5, 0, 0, payload.data());
+  EXPECT_EQ(out.rfind("a?name-longer-th-5 [000] ", 0), 0u) << out;
+  out.clear();
+  f.render(out, {}, 0, 0, 0, payload.data());
+  EXPECT_EQ(out.rfind("<idle>-0 [000] ", 0), 0u) << out;
 }
 
 }  // namespace
