@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "format/record_header_text.h"
 #include "tracefs/raw_format_parser.h"
 
 namespace eventfs {
@@ -19,6 +20,7 @@ raw tracepoints the running kernel has.
 
  available_events	- the stable events this kernel can supply
  unavailable_events	- catalog events it cannot supply, and why (name: reason)
+ header			- the binary records' framing in the same language
  <event>/format		- the stable format: one line per field,
 			  field:<name> type:<type> size:<bits> align:<bytes> signed:<0|1>;
 			  array:<name> type:<type> size:<bits> count:<n> align:<bytes> signed:<0|1>;
@@ -191,6 +193,7 @@ std::vector<std::shared_ptr<StreamFile>> build_mount_tree(NodeTree& tree, const 
   std::string available;
   for (const auto& n : names) available += n + "\n";
   tree.add_file(root, "available_events", NodeTree::kReadOnlyMode, constant(available));
+  tree.add_file(root, "header", NodeTree::kReadOnlyMode, constant(record_header_text()));
 
   std::string unavailable;
   for (const auto& [name, reason] : resolution.unavailable)
