@@ -301,6 +301,7 @@ int main(int argc, char* argv[]) {
   if (is_tracefs(root)) {
     std::string msg;
     if (Instance::open(root, opts.instance ? opts.instance : "eventfs", instance, msg) != 0) die(msg);
+    InstanceCaptures::remove_stale(root, opts.instance ? opts.instance : "eventfs");
     // Larger sub-buffers than the kernel's one page (Linux >= 6.8; older
     // kernels have no such file): the ring thread takes whole sub-buffers,
     // so the larger they are, the fewer read(2)s or GET_READERs per event.

@@ -62,6 +62,14 @@ InstanceCaptures::~InstanceCaptures() {
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
+void InstanceCaptures::remove_stale(const std::string& root, const std::string& base) {
+  for (const auto& name : Instance::names_starting(root, base + "-save")) {
+    std::unique_ptr<Instance> stale;
+    std::string msg;
+    if (Instance::open(root, name, stale, msg) == 0) stale.reset();  // reclaimed, then removed
+  }
+}
+
 void InstanceCaptures::wake() {
   std::uint64_t one = 1;
   if (write(wake_fd_, &one, sizeof one) < 0) {

@@ -56,6 +56,11 @@ class InstanceCaptures final : public CaptureEngine {
   InstanceCaptures(const InstanceCaptures&) = delete;
   InstanceCaptures& operator=(const InstanceCaptures&) = delete;
 
+  // Removes the save instances a killed daemon of instance `base` left
+  // behind (reclaimed as the main instance is); a live daemon's, or ones
+  // another program made, stay.
+  static void remove_stale(const std::string& root, const std::string& base);
+
   int arm(const CaptureSpec& spec, std::string& why) override;
   void disarm(int id) override;
   int refilter(int id, const std::string& raw_filter, std::string& why) override;

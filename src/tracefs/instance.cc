@@ -130,6 +130,18 @@ bool is_tracefs_fd(int fd) {
   return fstatfs(fd, &s) == 0 && s.f_type == kTracefsMagic;
 }
 
+std::vector<std::string> Instance::names_starting(const std::string& root, const std::string& prefix) {
+  std::vector<std::string> out;
+  DIR* d = opendir((root + "/instances").c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n.rfind(prefix, 0) == 0) out.push_back(n);
+  }
+  closedir(d);
+  return out;
+}
+
 std::string Instance::owner_record(const std::string& name) {
   return fmt::format("{}/{}.owner", kOwnerDir, name);
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct tracefs_instance;
 
@@ -62,6 +63,8 @@ class Instance final : public InstanceFiles {
 
   // Where the ownership records of instances live.
   static std::string owner_record(const std::string& name);
+  // The instances under the tracefs at `root` whose names begin with `prefix`.
+  static std::vector<std::string> names_starting(const std::string& root, const std::string& prefix);
 
  private:
   Instance(std::string root, std::string name);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <regex>
 
 #include "support/control_fixture.h"
@@ -133,6 +134,29 @@ TEST_F(ControlVariables, ASaveCapturesWithNoStreamOpenAndItsRecordsStayOutOfTheS
   ASSERT_TRUE(Write("sched_switch/trigger", "!save:next=next_pid\n", O_WRONLY | O_APPEND));
   EXPECT_TRUE(save_instances(m_->instance()).empty());
   ASSERT_TRUE(Write("variables", "!next\n"));
+}
+
+// A daemon killed with a save armed leaves its save's instance; the next
+// daemon of the same instance name removes it as it starts.
+TEST_F(ControlVariables, AKilledDaemonsSaveInstanceGoesWithTheNextDaemon) {
+  MountedEventfs first;
+  ASSERT_TRUE(first.Start());
+  const std::string name = first.instance();
+  ASSERT_TRUE(Accepts(first, "sched_switch/trigger", "save:next=next_pid\n"));
+  ASSERT_EQ(save_instances(name).size(), 1u);
+  auto st = first.SignalAndWait(SIGKILL);
+  ASSERT_TRUE(st.has_value());
+  force_unmount(first.path());
+  ASSERT_EQ(save_instances(name).size(), 1u) << "killed, it could remove nothing";
+  MountOptions o;
+  o.instance_name = name;
+  o.timeout = 30s;  // reclaiming walks every event of the instance
+  MountedEventfs second(o);
+  ASSERT_TRUE(second.Start());
+  EXPECT_TRUE(save_instances(name).empty());
+  EXPECT_EQ(slurp(second / "variables"), "");
+  second.Stop();
+  EXPECT_FALSE(exists(instance_dir(name)));
 }
 
 // The 2013 proposal: triggers on sys_enter_read enable the page-cache events
