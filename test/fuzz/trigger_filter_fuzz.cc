@@ -26,6 +26,7 @@
 #include "control/error_log.h"
 #include "control/filter.h"
 #include "control/trigger.h"
+#include "control/variables.h"
 
 namespace eventfs {
 namespace {
@@ -195,6 +196,45 @@ void check_filter(std::string_view stable, const FieldMaps& m) {
   rename_filter_fields(tf.raw, m.raw_to_stable);
 }
 
+// Variables in a filter: a value naming one becomes its value (a span that
+// maps back to the name), or the whole filter kNeverFilter while it is unset;
+// and the variables file's grammar.
+void check_variables(std::string_view text, const FilterFieldMap* fields) {
+  static const VariableValues vars = {{"v", 7}, {"w", std::nullopt}, {"neg", -5}};
+  TranslatedFilter tf;
+  FilterError err;
+  if (!translate_filter(text, fields, &vars, tf, err)) {
+    FUZZ_CHECK(!err.message.empty() && err.pos <= text.size());
+  } else if (tf.unset_variable) {
+    FUZZ_CHECK(tf.raw == kNeverFilter && tf.spans.empty() && tf.variables.count("w"));
+  } else {
+    std::string back;
+    std::size_t raw_at = 0;
+    for (const auto& s : tf.spans) {
+      FUZZ_CHECK(s.raw_pos >= raw_at && s.raw_pos + s.raw_len <= tf.raw.size());
+      back.append(tf.raw, raw_at, s.raw_pos - raw_at);
+      back.append(text.substr(s.stable_pos, s.stable_len));
+      raw_at = s.raw_pos + s.raw_len;
+    }
+    back.append(tf.raw, raw_at);
+    FUZZ_CHECK(back == text);
+    for (const auto& name : tf.variables) FUZZ_CHECK(vars.count(name));
+  }
+  if (!tf.variables.empty()) FUZZ_CHECK(names_a_variable(text, vars));
+  std::vector<VariableChange> changes;
+  VariableError verr;
+  if (parse_variable_changes(text, {"prev_pid"}, changes, verr)) {
+    FUZZ_CHECK(!changes.empty());
+    for (const auto& c : changes) {
+      FUZZ_CHECK(variable_name_problem(c.name, {"prev_pid"}).empty());
+      FUZZ_CHECK((c.kind == VariableChange::Kind::Set) == c.value.has_value());
+    }
+    FUZZ_CHECK(variables_text({{changes[0].name, changes[0].value}}).find(changes[0].name) == 0);
+  } else {
+    FUZZ_CHECK(!verr.message.empty() && verr.pos <= text.size());
+  }
+}
+
 void check_error_log(std::string_view text) {
   std::string message, command;
   std::size_t caret = 0;
@@ -232,8 +272,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_trigger(text, TargetStyle::Raw);
   check_triggers(text, TargetStyle::Stable);
   check_triggers(text, TargetStyle::Raw);
+  check_variables(text, nullptr);
   for (const FieldMaps& m : all_maps()) {
     check_filter(text, m);
+    check_variables(text, &m.fields);
     // The filter of a trigger, as the controller translates it.
     TriggerCommand t;
     FilterError err;
