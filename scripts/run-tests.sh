@@ -104,7 +104,7 @@ for dir in "${builds[@]}"; do
       # LeakSanitizer's suppressions (test/lsan.supp) say why each one is not
       # a leak of eventfs's.
       san_env=(ASAN_OPTIONS=handle_abort=1:log_path=$reports/asan
-               LSAN_OPTIONS=suppressions=$top/test/lsan.supp
+               LSAN_OPTIONS=suppressions=$top/test/lsan.supp:print_suppressions=0
                UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$reports/asan) ;;
     build-tsan)
       if ! prepare_tsan "$dir/test/unit/unit_tests"; then
