@@ -44,6 +44,18 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// "enable_event:sched:sched_switch:unlimited" -> its ':'-separated parts.
+std::vector<std::string> colon_parts(const std::string& head) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t k = 0; k <= head.size(); ++k)
+    if (k == head.size() || head[k] == ':') {
+      parts.push_back(head.substr(start, k - start));
+      start = k + 1;
+    }
+  return parts;
+}
+
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -750,13 +762,7 @@ std::string Controller::translate_trigger_line(const Stable* s, const std::strin
     raw_filter = line.substr(at + 4);
     has_filter = true;
   }
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  for (std::size_t k = 0; k <= head.size(); ++k)
-    if (k == head.size() || head[k] == ':') {
-      parts.push_back(head.substr(start, k - start));
-      start = k + 1;
-    }
+  const std::vector<std::string> parts = colon_parts(head);
   std::string cmd = parts[0], ktarget, rest;
   std::size_t next = 1;
   if ((cmd == "enable_event" || cmd == "disable_event") && parts.size() >= 4) {
@@ -818,13 +824,7 @@ namespace {
 // "traceon".
 std::string line_identity(const std::string& line) {
   std::string head = line.substr(0, line.find(" if "));
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  for (std::size_t k = 0; k <= head.size(); ++k)
-    if (k == head.size() || head[k] == ':') {
-      parts.push_back(head.substr(start, k - start));
-      start = k + 1;
-    }
+  const std::vector<std::string> parts = colon_parts(head);
   if ((parts[0] == "enable_event" || parts[0] == "disable_event") && parts.size() >= 3)
     return parts[0] + ":" + parts[1] + ":" + parts[2];
   return parts[0];

@@ -15,19 +15,6 @@ std::string wait_owner(const std::string& name, pid_t pid, std::chrono::millisec
   }
 }
 
-std::string printable(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '\n')
-      out += "\\n";
-    else if (c < 0x20 || c == 0x7f)
-      out += "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
-    else
-      out += static_cast<char>(c);
-  }
-  return out.size() > 200 ? out.substr(0, 200) + "...(" + std::to_string(s.size()) + " bytes)" : out;
-}
-
 ::testing::AssertionResult Accepts(const MountedEventfs& m, const std::string& rel, std::string_view data) {
   int e = write_once(m / rel, data);
   if (e == 0) return ::testing::AssertionSuccess();

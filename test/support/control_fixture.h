@@ -38,7 +38,6 @@ std::string wait_owner(const std::string& name, pid_t pid, std::chrono::millisec
 // does it (`flags` O_APPEND for >>). 0, the errno, or -1 for a short write.
 using stream::write_once;
 
-std::string printable(std::string_view s);
 
 // A write through the mount that must be accepted.
 ::testing::AssertionResult Accepts(const MountedEventfs& m, const std::string& rel, std::string_view data);

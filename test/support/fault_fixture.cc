@@ -18,19 +18,6 @@ std::string errno_desc(int e) {
   return std::string(name ? name : "?") + " (" + std::strerror(e) + ")";
 }
 
-std::string printable(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '\n')
-      out += "\\n";
-    else if (c < 0x20 || c == 0x7f)
-      out += "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
-    else
-      out += static_cast<char>(c);
-  }
-  return out.size() > 160 ? out.substr(0, 160) + "...(" + std::to_string(s.size()) + " bytes)" : out;
-}
-
 std::vector<std::string> trigger_lines(const std::string& text) {
   std::vector<std::string> out;
   for (const auto& l : split_lines(text))

@@ -27,7 +27,6 @@ long ms_of(std::int64_t ns);
 // "EIO (Input/output error)", "accepted" for 0, "short write" for -1.
 std::string errno_desc(int e);
 
-std::string printable(std::string_view s);
 
 // Trigger lines of a trigger file (the kernel's "# ..." header is not one).
 std::vector<std::string> trigger_lines(const std::string& text);

@@ -42,6 +42,19 @@ bool write_text_file(const std::string& path, const std::string& text) {
   return static_cast<bool>(f);
 }
 
+std::string printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c < 0x20 || c == 0x7f)
+      out += "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
+    else
+      out += static_cast<char>(c);
+  }
+  return out.size() > 200 ? out.substr(0, 200) + "...(" + std::to_string(s.size()) + " bytes)" : out;
+}
+
 bool exists(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;

@@ -29,6 +29,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -61,6 +62,10 @@ int read_file(const std::string& path, std::string& out);
 std::string slurp(const std::string& path);
 
 bool write_text_file(const std::string& path, const std::string& text);
+
+// `s` on one line for a failure message: newlines and control bytes
+// escaped, cut after 200 bytes.
+std::string printable(std::string_view s);
 
 bool exists(const std::string& path);
 
