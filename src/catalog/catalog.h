@@ -21,6 +21,7 @@ struct FieldSource {
 
 struct StableField {
   FormatField decl;                  // Scalar or Array; type from the stable side only
+  std::string enum_name;             // __enum: the named enumeration over decl.type (types/)
   std::vector<FieldSource> sources;  // alternatives, first that binds wins
   int line = 0;
 };

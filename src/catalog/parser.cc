@@ -252,15 +252,15 @@ class Parser {
   }
 
   void parse_field(StableEvent& ev) {
-    const Token& macro = expect_word("__field or __array");
+    const Token& macro = expect_word("__field, __array or __enum");
     StableField f;
     f.line = macro.line;
-    if (macro.text == "__field") {
+    if (macro.text == "__field" || macro.text == "__enum") {
       f.decl.shape = FieldShape::Scalar;
     } else if (macro.text == "__array") {
       f.decl.shape = FieldShape::Array;
     } else {
-      fail(macro.line, fmt::format("syntax error: unknown field macro '{}' (expected __field or __array)",
+      fail(macro.line, fmt::format("syntax error: unknown field macro '{}' (expected __field, __array or __enum)",
                                    macro.text));
     }
     expect_punct("(", fmt::format("after {}", macro.text).c_str());
@@ -279,6 +279,7 @@ class Parser {
                                    f.decl.name, kMaxCount));
       f.decl.count = static_cast<unsigned>(v);
     }
+    if (macro.text == "__enum") parse_enum_name(ev, f);
     if (at_punct(",") && f.decl.shape == FieldShape::Scalar)
       fail(peek().line, fmt::format("syntax error: __field({}) takes a type and a name; use __array for a count",
                                     f.decl.name));
@@ -296,6 +297,26 @@ class Parser {
       f.sources.push_back(parse_source(f));
     }
     ev.fields.push_back(std::move(f));
+  }
+
+  // `, <enum>` of __enum(<type>, <name>, <enum>).
+  void parse_enum_name(const StableEvent& ev, StableField& f) {
+    expect_punct(",", "after the field name of __enum (expected the enumeration's name)");
+    int line = peek().line;
+    f.enum_name = expect_identifier("enumeration name");
+    if (stable_type(f.enum_name))
+      fail(line, fmt::format("enumeration name '{}' is a type name", f.enum_name));
+    if (f.decl.type.name == "bool")
+      fail(line, fmt::format("enumeration '{}' needs an integer type, not bool", f.enum_name));
+    auto same_type = [&](const StableEvent& e) {
+      for (const auto& other : e.fields)
+        if (other.enum_name == f.enum_name && other.decl.type.name != f.decl.type.name)
+          fail(line, fmt::format("enumeration '{}' is over '{}' here and over '{}' in {}.{}", f.enum_name,
+                                 f.decl.type.name, other.decl.type.name, e.name, other.decl.name));
+    };
+    same_type(ev);
+    for (const auto& e : existing_.events) same_type(e);
+    for (const auto& e : events_) same_type(e);
   }
 
   FieldSource parse_source(const StableField& f) {

@@ -4,10 +4,15 @@
 //   STABLE_EVENT(<name>, <system>:<event> [| <system>:<event> ...] [, id=<n>],
 //       __field(<type>, <name>)         = <source> [| <source> ...]
 //       __array(<type>, <name>, <count>) = <source> [| <source> ...]
+//       __enum(<type>, <name>, <enum>)   = <source> [| <source> ...]
 //   )
 //
 // A source is a raw field name (common fields included) or a conversion of
-// one: task_state(<raw field>).
+// one: task_state(<raw field>). __enum is a scalar integer field whose values
+// are named by the enumeration <enum> (types/<enum>); its map comes from the
+// raw event's print fmt: the __print_symbolic() table of the source field, or
+// for task_state() the letters of its __print_flags() table. Every use of
+// one enumeration has the same integer type.
 #pragma once
 
 #include <string>

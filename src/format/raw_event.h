@@ -25,7 +25,9 @@ struct RawField {
   bool is_pointer = false;
 };
 
-// One __print_flags() table: bit value -> letter(s), in the order printed.
+// One __print_flags() table (bit value -> letter(s)) or __print_symbolic()
+// table (value -> name), in the order printed. A negative symbolic value is
+// held as its two's complement.
 using FlagTable = std::vector<std::pair<std::uint64_t, std::string>>;
 
 struct RawEvent {
@@ -34,7 +36,8 @@ struct RawEvent {
   int id = -1;
   std::vector<RawField> common_fields;
   std::vector<RawField> fields;
-  std::map<std::string, FlagTable> print_flags;  // by the raw field they decode
+  std::map<std::string, FlagTable> print_flags;    // by the raw field they decode
+  std::map<std::string, FlagTable> print_symbols;  // __print_symbolic(), likewise
 
   // Searches the event's own fields, then the common ones.
   const RawField* field(const std::string& name) const;

@@ -20,6 +20,15 @@ FormatField field(const char* name, const char* type) {
 
 }  // namespace
 
+std::vector<FormatField> record_header_fields() {
+  return {field("size", "u32"), field("id", "u32"), field("timestamp", "u64"), field("pid", "pid_t"),
+          field("version", "u16"), field("reserved", "u16")};
+}
+
+std::vector<FormatField> lost_record_fields() {
+  return {field("count", "u64"), field("cpu", "u32"), field("flags", "u32")};
+}
+
 std::string record_header_text() {
   // The layouts below are record.h's; the static_asserts keep them so.
   static_assert(sizeof(eventfs_record_header) == 24 && offsetof(eventfs_record_header, pid) == 16 &&
@@ -33,10 +42,9 @@ std::string record_header_text() {
       "# id {} is a lost-events record, whose payload is 'lost' below.\n"
       "header:\n",
       EVENTFS_RECORD_VERSION, EVENTFS_RECORD_ALIGN, EVENTFS_RECORD_ALIGN, EVENTFS_ID_LOST);
-  out += render_format({field("size", "u32"), field("id", "u32"), field("timestamp", "u64"), field("pid", "pid_t"),
-                        field("version", "u16"), field("reserved", "u16")});
+  out += render_format(record_header_fields());
   out += fmt::format("lost:\n");
-  out += render_format({field("count", "u64"), field("cpu", "u32"), field("flags", "u32")});
+  out += render_format(lost_record_fields());
   out += fmt::format("# flags: {} = the kernel did not store the count; count is an estimate.\n",
                      EVENTFS_LOST_COUNT_UNKNOWN);
   return out;

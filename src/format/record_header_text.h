@@ -4,9 +4,17 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "format/format_text.h"
 
 namespace eventfs {
 
 std::string record_header_text();
+
+// The two layouts the text describes: the record header, and the payload of
+// a lost-events record.
+std::vector<FormatField> record_header_fields();
+std::vector<FormatField> lost_record_fields();
 
 }  // namespace eventfs

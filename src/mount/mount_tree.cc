@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "format/named_types.h"
 #include "format/record_header_text.h"
 #include "tracefs/raw_format_parser.h"
 
@@ -21,6 +22,9 @@ raw tracepoints the running kernel has.
  available_events	- the stable events this kernel can supply
  unavailable_events	- catalog events it cannot supply, and why (name: reason)
  header			- the binary records' framing in the same language
+ types/<type>		- each named type of the formats: parent = integer or
+			  enum, size (bits), signed, align (bytes); an enum's
+			  value map (from the kernel's print fmt) and its fields
  <event>/format		- the stable format: one line per field,
 			  field:<name> type:<type> size:<bits> align:<bytes> signed:<0|1>;
 			  array:<name> type:<type> size:<bits> count:<n> align:<bytes> signed:<0|1>;
@@ -194,6 +198,12 @@ std::vector<std::shared_ptr<StreamFile>> build_mount_tree(NodeTree& tree, const 
   for (const auto& n : names) available += n + "\n";
   tree.add_file(root, "available_events", NodeTree::kReadOnlyMode, constant(available));
   tree.add_file(root, "header", NodeTree::kReadOnlyMode, constant(record_header_text()));
+  Node& types = tree.add_dir(root, "types");
+  std::vector<TypeUse> uses = type_uses(resolution);
+  for (const auto& fields : {record_header_fields(), lost_record_fields()})
+    for (const auto& f : fields) uses.push_back({"header", f.name, f.type, "", {}});
+  for (const auto& [name, text] : named_type_files(uses))
+    tree.add_file(types, name, NodeTree::kReadOnlyMode, constant(text));
 
   std::string unavailable;
   for (const auto& [name, reason] : resolution.unavailable)

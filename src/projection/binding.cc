@@ -123,4 +123,23 @@ Resolution resolve_catalog(const Catalog& catalog, const RawEventLookup& lookup)
   return r;
 }
 
+std::vector<TypeUse> type_uses(const Resolution& resolution) {
+  std::vector<TypeUse> uses;
+  for (const auto& b : resolution.available) {
+    for (const auto& fb : b.fields) {
+      const StableField& s = *fb.stable;
+      TypeUse u{b.event->name, s.decl.name, s.decl.type, s.enum_name, {}};
+      if (!s.enum_name.empty()) {
+        if (fb.conversion == Conversion::TaskState) {
+          u.map = task_state_enum_map(fb.states);
+        } else if (auto it = b.raw.print_symbols.find(fb.raw.name); it != b.raw.print_symbols.end()) {
+          u.map = symbolic_enum_map(it->second, s.decl.type);
+        }
+      }
+      uses.push_back(std::move(u));
+    }
+  }
+  return uses;
+}
+
 }  // namespace eventfs

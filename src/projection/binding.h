@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "format/named_types.h"
 #include "format/raw_event.h"
 #include "format/stable_layout.h"
 
@@ -49,5 +50,10 @@ struct Resolution {
 };
 
 Resolution resolve_catalog(const Catalog& catalog, const RawEventLookup& lookup);
+
+// Every stable field of the available events with its named type, and for an
+// __enum field its map from the bound raw event's print fmt (empty when the
+// raw event has no table for the field).
+std::vector<TypeUse> type_uses(const Resolution& resolution);
 
 }  // namespace eventfs

@@ -2,6 +2,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 
@@ -83,27 +84,42 @@ const tep_print_arg* field_arg(const tep_print_arg* a) {
   return nullptr;
 }
 
-void collect_flags(const tep_print_arg* a, std::map<std::string, FlagTable>& out) {
+// The first table of each kind per raw field wins (a print fmt that decodes
+// one field twice names it the same way both times in every kernel so far).
+// A symbolic table's entry whose value is not a number (an enum constant the
+// kernel did not resolve, as before TRACE_DEFINE_ENUM) is left out: its value
+// is unknown.
+void add_table(const tep_print_arg* field, const tep_print_flag_sym* syms, bool numbers_only,
+               std::map<std::string, FlagTable>& out) {
+  const tep_print_arg* f = field_arg(field);
+  if (!f || !f->field.name || out.count(f->field.name)) return;
+  FlagTable table;
+  for (const tep_print_flag_sym* s = syms; s; s = s->next) {
+    char* end = nullptr;
+    const std::uint64_t value = std::strtoull(s->value, &end, 0);
+    if (numbers_only && (end == s->value || *end != '\0')) continue;
+    table.emplace_back(value, s->str ? s->str : "");
+  }
+  out.emplace(f->field.name, std::move(table));
+}
+
+void collect_tables(const tep_print_arg* a, RawEvent& out) {
   for (; a; a = a->next) {
     switch (a->type) {
-      case TEP_PRINT_FLAGS: {
-        const tep_print_arg* f = field_arg(a->flags.field);
-        if (f && f->field.name && !out.count(f->field.name)) {
-          FlagTable table;
-          for (const tep_print_flag_sym* s = a->flags.flags; s; s = s->next)
-            table.emplace_back(std::strtoull(s->value, nullptr, 0), s->str ? s->str : "");
-          out.emplace(f->field.name, std::move(table));
-        }
-        collect_flags(a->flags.field, out);
+      case TEP_PRINT_FLAGS:
+        add_table(a->flags.field, a->flags.flags, false, out.print_flags);
+        collect_tables(a->flags.field, out);
         break;
-      }
+      case TEP_PRINT_SYMBOL:
+        add_table(a->symbol.field, a->symbol.symbols, true, out.print_symbols);
+        collect_tables(a->symbol.field, out);
+        break;
       case TEP_PRINT_OP:
-        collect_flags(a->op.left, out);
-        collect_flags(a->op.right, out);
+        collect_tables(a->op.left, out);
+        collect_tables(a->op.right, out);
         break;
-      case TEP_PRINT_TYPE: collect_flags(a->typecast.item, out); break;
-      case TEP_PRINT_SYMBOL: collect_flags(a->symbol.field, out); break;
-      case TEP_PRINT_FUNC: collect_flags(a->func.args, out); break;
+      case TEP_PRINT_TYPE: collect_tables(a->typecast.item, out); break;
+      case TEP_PRINT_FUNC: collect_tables(a->func.args, out); break;
       default: break;
     }
   }
@@ -134,7 +150,7 @@ bool parse_raw_format(const std::string& system, const std::string& text, RawEve
     r.common_fields.push_back(convert_field(f));
   for (const tep_format_field* f = ev->format.fields; f; f = f->next)
     r.fields.push_back(convert_field(f));
-  collect_flags(ev->print_fmt.args, r.print_flags);
+  collect_tables(ev->print_fmt.args, r);
   out = std::move(r);
   return true;
 }

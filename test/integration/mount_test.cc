@@ -49,7 +49,7 @@ TEST(Mount, RootListsFilesRawAndExactlyTheAvailableEvents) {
   ASSERT_TRUE(m.Start());
   std::set<std::string> events = expected_available(default_catalog(), kLiveTracefs);
   ASSERT_GE(events.size(), 2u) << "the live kernel lacks even sched_switch and sched_migrate_task?";
-  std::set<std::string> expected = {"README", "available_events", "unavailable_events", "header", "raw"};
+  std::set<std::string> expected = {"README", "available_events", "unavailable_events", "header", "types", "raw"};
   expected.insert(events.begin(), events.end());
   // Exactly these, plus (over a real tracefs) the documented control files.
   EXPECT_TRUE(ListingMatches(list_dir(m.path()), expected, control_root_entries()));

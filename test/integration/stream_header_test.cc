@@ -1,6 +1,7 @@
-// The mount describes its own framing: a decoder that reads only `header`
-// and the events' `format` files (support/layout_decoder, no record.h) gets
-// from per_cpu/cpuN/trace_pipe_raw the values trace_pipe shows. Two mounts
+// The mount describes its own framing: a decoder that reads only `header`,
+// `types/` and the events' `format` files (support/layout_decoder, no
+// record.h) gets from per_cpu/cpuN/trace_pipe_raw the values trace_pipe
+// shows, the task state by the name types/task_state gives its value. Two mounts
 // record the same switches of two known threads: one read as text, the
 // other decoded from the layouts.
 
@@ -19,7 +20,7 @@ using namespace stream;
 
 class StreamHeader : public StreamTest {};
 
-TEST_F(StreamHeader, ADecoderReadingOnlyHeaderAndFormatsGetsTrace_pipesValues) {
+TEST_F(StreamHeader, ADecoderReadingOnlyHeaderTypesAndFormatsGetsTrace_pipesValues) {
   MountedEventfs text_mount, raw_mount;
   ASSERT_TRUE(text_mount.Start());
   ASSERT_TRUE(raw_mount.Start());

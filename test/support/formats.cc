@@ -49,6 +49,46 @@ std::vector<FormatLine> parse_format(const std::string& text, std::vector<std::s
   return out;
 }
 
+NamedType parse_named_type(const std::string& text, std::vector<std::string>* bad) {
+  static const std::regex key(R"(^(\w+) = ([^;{]*);$)");
+  static const std::regex entry(R"re(^\t\{ (-?\d+), "((?:[^"\\]|\\.)*)" \},$)re");
+  static const std::regex field(R"(^\t(\w+\.\w+),$)");
+  NamedType t;
+  enum { Top, Map, Fields } in = Top;
+  std::smatch m;
+  for (const auto& line : split_lines(text)) {
+    if (in == Top && std::regex_match(line, m, key) && !t.keys.count(m[1])) {
+      t.keys[m[1]] = m[2];
+    } else if (in == Top && (line == "map = {" || line == "fields = {")) {
+      in = line == "map = {" ? Map : Fields;
+    } else if (in != Top && line == "};") {
+      in = Top;
+    } else if (in == Map && std::regex_match(line, m, entry)) {
+      t.map.emplace_back(std::stoll(m[1]), m[2]);
+    } else if (in == Fields && std::regex_match(line, m, field)) {
+      t.fields.push_back(m[1]);
+    } else if (bad) {
+      bad->push_back(line);
+    }
+  }
+  if (in != Top && bad) bad->push_back("(unterminated list)");
+  return t;
+}
+
+std::vector<std::pair<long long, std::string>> print_symbolic_table(const std::string& format,
+                                                                    const std::string& field) {
+  std::vector<std::pair<long long, std::string>> out;
+  const std::string head = "__print_symbolic(REC->" + field + ",";
+  auto at = format.find(head);
+  if (at == std::string::npos) return out;
+  auto end = format.find(')', at);
+  std::string list = format.substr(at + head.size(), end - at - head.size());
+  static const std::regex pair(R"re(\{ *(-?(?:0x[0-9a-fA-F]+|\d+)) *, *"([^"]*)" *\})re");
+  for (std::sregex_iterator i(list.begin(), list.end(), pair), e; i != e; ++i)
+    out.emplace_back(std::stoll((*i)[1], nullptr, 0), (*i)[2]);
+  return out;
+}
+
 std::vector<TracefsField> parse_tracefs_format(const std::string& text) {
   std::vector<TracefsField> out;
   static const std::regex re("^\\tfield:(.*);\\toffset:(\\d+);\\tsize:(\\d+);\\tsigned:(\\d+);$");

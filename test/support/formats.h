@@ -70,6 +70,24 @@ struct TracefsField {
 std::vector<TracefsField> parse_tracefs_format(const std::string& text);
 
 // ---------------------------------------------------------------------------
+// A types/<name> file: `key = value;` lines, and for an enumeration its
+// `map = { { V, "NAME" }, ... };` and `fields = { event.field, ... };`.
+
+struct NamedType {
+  std::map<std::string, std::string> keys;  // parent, size, signed, align
+  std::vector<std::pair<long long, std::string>> map;
+  std::vector<std::string> fields;          // "event.field"
+};
+
+// Lines it does not understand go to `bad`.
+NamedType parse_named_type(const std::string& text, std::vector<std::string>* bad = nullptr);
+
+// The { value, "name" } pairs of the first __print_symbolic(REC->field, ...)
+// of a tracefs format's print fmt, values that are numbers only.
+std::vector<std::pair<long long, std::string>> print_symbolic_table(const std::string& format,
+                                                                    const std::string& field);
+
+// ---------------------------------------------------------------------------
 // The default catalog, read independently of the daemon's parser.
 
 struct CatalogEntry {

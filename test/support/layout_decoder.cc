@@ -48,6 +48,27 @@ bool LayoutDecoder::load(const std::string& mount, const std::vector<std::string
     }
     events_[static_cast<unsigned>(std::stoul(slurp(mount + "/" + ev + "/id")))] = {ev, lay_out(fields)};
   }
+  // Enumerations name the values of the fields they list.
+  for (const auto& name : list_dir(mount + "/types")) {
+    NamedType t = parse_named_type(slurp(mount + "/types/" + name), &bad);
+    if (!bad.empty()) {
+      why = "types/" + name + ": " + bad.front();
+      return false;
+    }
+    if (t.keys["parent"] != "enum") continue;
+    for (const auto& f : t.fields)
+      for (const auto& [value, label] : t.map) enum_names_[f].emplace(value, label);
+  }
+  return true;
+}
+
+bool LayoutDecoder::read_int(const char* p, const FormatLine& f, long long& out) {
+  const unsigned n = f.bits / 8;
+  if (n == 0 || n > 8) return false;
+  unsigned long long v = 0;
+  std::memcpy(&v, p, n);
+  if (f.is_signed == 1 && n < 8 && (v >> (n * 8 - 1)) & 1) v |= ~0ull << (n * 8);
+  out = static_cast<long long>(v);
   return true;
 }
 
@@ -84,16 +105,18 @@ bool LayoutDecoder::decode(const std::string& bytes, int cpu, std::vector<std::s
       for (const auto& s : ev->second.second.slots) {
         line += " " + s.f.name + "=";
         const char* p = bytes.data() + payload + s.offset;
-        const unsigned n = s.f.bits / 8;
+        const auto names = enum_names_.find(ev->second.first + "." + s.f.name);
+        long long value = 0;
         if (s.f.kind == "array" && s.f.type == "char") {
           for (unsigned i = 0; i < s.f.count && p[i]; ++i) line += (p[i] < 0x20 || p[i] == 0x7f) ? '?' : p[i];
-        } else if (s.f.type == "char" && s.f.kind == "field") {
-          if (*p) line += *p;
+          continue;
+        }
+        read_int(p, s.f, value);
+        if (names != enum_names_.end()) {
+          // A value its enumeration does not name shows as one trace_pipe never prints.
+          line += names->second.count(value) ? names->second.at(value) : "<unnamed " + std::to_string(value) + ">";
         } else {
-          unsigned long long v = 0;
-          std::memcpy(&v, p, n);
-          if (s.f.is_signed == 1 && n < 8 && (v >> (n * 8 - 1)) & 1) v |= ~0ull << (n * 8);
-          line += s.f.is_signed == 1 ? std::to_string(static_cast<long long>(v)) : std::to_string(v);
+          line += s.f.is_signed == 1 ? std::to_string(value) : std::to_string(static_cast<unsigned long long>(value));
         }
       }
       lines.push_back(line);

@@ -1,9 +1,11 @@
 // A decoder of eventfs's binary streams that knows nothing of record.h: the
-// record header's layout comes from the mount's `header` file and each
-// event's payload layout from its `format`, read at run time, laid out by the
-// rules eventfs(5) states (each field at the next multiple of its align:,
-// arrays as count elements). It renders a record's values as the text stream
-// does, "<pid> [<cpu>] <event>: f=v f=v ...", without the time stamp.
+// record header's layout comes from the mount's `header` file, each event's
+// payload layout from its `format` and the names of enumerated values from
+// `types/`, read at run time, laid out by the rules eventfs(5) states (each
+// field at the next multiple of its align:, arrays as count elements). It
+// renders a record's values as the text stream does,
+// "<pid> [<cpu>] <event>: f=v f=v ...", without the time stamp; a value an
+// enumeration names is shown by its name.
 #pragma once
 
 #include <map>
@@ -39,10 +41,12 @@ class LayoutDecoder {
     const Slot* find(const std::string& name) const;
   };
   static Layout lay_out(const std::vector<FormatLine>& fields);
+  static bool read_int(const char* p, const FormatLine& f, long long& out);
   static bool read_uint(const std::string& bytes, std::size_t at, const Slot& s, unsigned long long& out);
 
   Layout header_;
   std::map<unsigned, std::pair<std::string, Layout>> events_;  // by id
+  std::map<std::string, std::map<long long, std::string>> enum_names_;  // "event.field" -> value -> name
 };
 
 }  // namespace eventfs_it

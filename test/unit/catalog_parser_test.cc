@@ -108,6 +108,31 @@ TEST(CatalogParser, TheBuiltinCatalogParsesAndHasTheRequiredEvents) {
   }
 }
 
+TEST(CatalogParser, EnumFieldsNameTheirEnumerationAndKeepTheirIntegerType) {
+  Catalog c = parse_ok(R"(
+STABLE_EVENT(softirq_entry, irq:softirq_entry,
+	__enum(unsigned int, vec, softirq_vec) = vec
+	__enum(char, state, task_state)        = task_state(state)
+	__field(int, other)                    = other
+)
+STABLE_EVENT(softirq_exit, irq:softirq_exit,
+	__enum(unsigned int, vec, softirq_vec) = vec
+)
+)");
+  ASSERT_EQ(c.events.size(), 2u);
+  const StableEvent& e = c.events[0];
+  ASSERT_EQ(e.fields.size(), 3u);
+  EXPECT_EQ(e.fields[0].enum_name, "softirq_vec");
+  EXPECT_EQ(e.fields[0].decl.shape, FieldShape::Scalar);
+  EXPECT_EQ(e.fields[0].decl.type.name, "unsigned int");
+  EXPECT_EQ(e.fields[1].enum_name, "task_state");
+  EXPECT_EQ(e.fields[1].sources[0].kind, FieldSource::Kind::TaskState);
+  EXPECT_EQ(e.fields[2].enum_name, "");
+  EXPECT_EQ(c.events[1].fields[0].enum_name, "softirq_vec");
+  // The format keeps the integer type: an enum is named in types/ only.
+  EXPECT_EQ(render_format_line(e.fields[0].decl), "\tfield:vec\ttype:unsigned int\tsize:32\talign:4\tsigned:0;\n");
+}
+
 struct BadInput {
   const char* what;
   const char* text;
@@ -177,6 +202,17 @@ const BadInput kBadInputs[] = {
     {"record too large", "\nSTABLE_EVENT(big, s:e, __array(u8, b, 65536) = b\n __field(u64, ip) = ip)", 2,
      "a stable record holds at most 65512"},
     {"garbage after event", "STABLE_EVENT(a, s:e, __field(int, x) = x)\n)", 2, "expected STABLE_EVENT"},
+    {"enum without a name", "STABLE_EVENT(a, s:e,\n __enum(int, x) = x)", 2, "expected the enumeration's name"},
+    {"enum named like a type", "STABLE_EVENT(a, s:e,\n __enum(int, x, pid_t) = x)", 2,
+     "enumeration name 'pid_t' is a type name"},
+    {"enum over bool", "STABLE_EVENT(a, s:e,\n __enum(bool, x, flag) = x)", 2, "needs an integer type"},
+    {"enum over two types", "STABLE_EVENT(a, s:e,\n __enum(int, x, k)= x\n __enum(u8, y, k) = y)", 3,
+     "enumeration 'k' is over 'u8' here and over 'int' in a.x"},
+    {"enum over two types in two events",
+     "STABLE_EVENT(a, s:e, __enum(int, x, k) = x)\nSTABLE_EVENT(b, s:f,\n __enum(u32, x, k) = x)", 3,
+     "over 'int' in a.x"},
+    {"enum name not an identifier", "STABLE_EVENT(a, s:e,\n __enum(int, x, 9lives) = x)", 2,
+     "not a valid enumeration name"},
 };
 
 INSTANTIATE_TEST_SUITE_P(BadInputs, CatalogParserRefuses, ::testing::ValuesIn(kBadInputs),
