@@ -11,7 +11,8 @@
 // parsed into as it was; every event is either bound or has a reason; the
 // fast projection writes every payload byte and agrees with the checked one;
 // a framed record has its documented size and zero padding; a text line is
-// exactly one line of printable bytes.
+// exactly one line of printable bytes; every types/ file is printable lines,
+// one per type of a bound field and one per enumeration.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -27,6 +28,7 @@
 
 #include "../unit/fixture_kernels.h"
 #include "catalog/parser.h"
+#include "format/named_types.h"
 #include "format/stable_layout.h"
 #include "projection/binding.h"
 #include "projection/projection.h"
@@ -102,6 +104,24 @@ void check_line(const std::string& line, const std::string& event) {
 }
 
 // Projects and renders `rec` (exactly `len` readable bytes) with one binding.
+// types/ of what bound: a file per type and per enumeration, nothing else,
+// each made of printable lines.
+void check_named_types(const Resolution& res) {
+  const std::vector<TypeUse> uses = type_uses(res);
+  const auto files = named_type_files(uses);
+  std::set<std::string> names;
+  for (const auto& u : uses) {
+    names.insert(u.type.name);
+    if (!u.enum_name.empty()) names.insert(u.enum_name);
+  }
+  FUZZ_CHECK(files.size() == names.size());
+  for (const auto& [name, text] : files) {
+    FUZZ_CHECK(names.count(name) == 1);
+    FUZZ_CHECK(!text.empty() && text.back() == '\n');
+    for (char c : text) FUZZ_CHECK(c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f));
+  }
+}
+
 void exercise(const Binding& b, const std::uint8_t* rec, std::uint32_t len, std::uint64_t ts) {
   FUZZ_CHECK(b.event && b.fields.size() == b.event->fields.size());
   const Projection p = Projection::compile(b);
@@ -180,6 +200,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(res.available.size() + res.unavailable.size() == cat.events.size());
     for (const auto& [name, reason] : res.unavailable) FUZZ_CHECK(!name.empty() && !reason.empty());
     for (const Binding& b : res.available) exercise(b, rec.get(), static_cast<std::uint32_t>(rec_len), ts);
+    check_named_types(res);
 
     // The raw id -> projection table: every projection is found by its raw
     // id, first or down the chain of those sharing it.
