@@ -35,31 +35,41 @@ int StreamFile::open(int, std::unique_ptr<OpenFile>& out) {
   return 0;
 }
 
-bool StreamFile::take_locked(Open& o, std::size_t count, std::string& out) {
-  out.clear();
-  if (o.pending.empty()) {  // the usual case: straight into `out`
+bool StreamFile::take_locked(Open& o, std::size_t count, Answer& a) {
+  a.leased = false;
+  a.data->clear();
+  if (o.pending.empty()) {  // the usual case
     // Whole units short of `count`, never exactly `count`: the kernel cuts a
     // read larger than one request (or from an unaligned buffer) into
     // requests and sends the next only when one comes back full, so a full
     // answer would let the next request take the first bytes of a record.
-    if (!channel_->take(count > 1 ? count - 1 : count, out)) return false;
-    if (out.size() > count) {  // a unit larger than the read: the rest is this open's
-      o.pending.assign(out, count);
-      out.resize(count);
+    const std::size_t max = count > 1 ? count - 1 : count;
+    // Straight from where the source keeps the bytes (one copy fewer: the
+    // kernel's, into the reader's buffer), else a copy.
+    if (channel_->lease(max, a.lease)) return a.leased = true;
+    if (!channel_->take(max, *a.data)) return false;
+    if (a.data->size() > count) {  // a unit larger than the read: the rest is this open's
+      o.pending.assign(*a.data, count);
+      a.data->resize(count);
     }
     return true;
   }
-  out.assign(o.pending, 0, count);
+  a.data->assign(o.pending, 0, count);
   o.pending.erase(0, std::min(count, o.pending.size()));
   return true;
 }
 
-bool StreamFile::take_in_place(Open& o, std::size_t count, ReadCompletion& c) {
-  // As take_locked(), answered straight from where the source keeps the
-  // bytes (one copy fewer: the kernel's, into the reader's buffer).
-  if (!o.pending.empty()) return false;
-  return channel_->take_parts(count > 1 ? count - 1 : count,
-                              [&c](const std::string_view* parts, int n) { c.done_parts(parts, n); });
+void StreamFile::send(ReadCompletion& c, const Answer& a) {
+  if (!a.leased) {
+    c.done(a.err, a.err ? std::string_view() : std::string_view(*a.data));
+    return;
+  }
+  struct Release {
+    StreamChannel& channel;
+    const StreamChannel::Lease& lease;
+    ~Release() { channel.release(lease); }
+  } release{*channel_, a.lease};
+  c.done_parts(a.lease.parts, a.lease.n);
 }
 
 void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) {
@@ -67,6 +77,8 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
   // a large buffer per read lets glibc give the pages back and fault them
   // in again, with TLB shootdowns, on every read).
   thread_local std::string out;
+  Answer a;
+  a.data = &out;
   {
     std::lock_guard lock(mu_);
     if (ended_) {
@@ -74,53 +86,44 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
       // are left; only the rest of a record this open has begun comes first.
       out.assign(o.pending, 0, count);
       o.pending.erase(0, out.size());
-      c->done(0, out);
-      return;
-    }
-    if (take_in_place(o, count, *c)) return;
-    bool have = take_locked(o, count, out);
-    if (!have) {
+    } else if (!take_locked(o, count, a)) {
       if (int e = channel_->error()) {
-        c->done(e, {});
+        a.err = e;
       } else if (nonblock) {
-        c->done(EAGAIN, {});
+        a.err = EAGAIN;
       } else if (c->interrupted()) {
-        c->done(EINTR, {});
+        a.err = EINTR;
       } else {
         waiters_.push_back({&o, count, std::move(c)});
+        return;
       }
-      return;
     }
   }
-  c->done(0, out);
+  send(*c, a);
 }
 
 void StreamFile::data_ready() {
-  struct Answer {
+  struct Ready {
     std::unique_ptr<ReadCompletion> completion;
-    int err;
+    Answer answer;
   };
-  std::vector<Answer> answers;
-  thread_local std::vector<std::string> data;  // reused, as in read()
+  std::vector<Ready> ready;
+  thread_local std::deque<std::string> data;  // reused, as in read(); a deque keeps them in place
   std::vector<std::unique_ptr<PollNotifier>> pollers;
   {
     std::lock_guard lock(mu_);
     while (!waiters_.empty()) {
       Waiter& w = waiters_.front();
-      if (take_in_place(*w.open, w.count, *w.completion)) {
-        waiters_.pop_front();
-        continue;
-      }
-      if (data.size() <= answers.size()) data.emplace_back();
-      int err = 0;
-      if (!take_locked(*w.open, w.count, data[answers.size()]) && (err = channel_->error()) == 0) break;
-      answers.push_back({std::move(w.completion), err});
+      if (data.size() <= ready.size()) data.emplace_back();
+      Answer a;
+      a.data = &data[ready.size()];
+      if (!take_locked(*w.open, w.count, a) && (a.err = channel_->error()) == 0) break;
+      ready.push_back({std::move(w.completion), a});
       waiters_.pop_front();
     }
     pollers.swap(pollers_);
   }
-  for (std::size_t i = 0; i < answers.size(); ++i)
-    answers[i].completion->done(answers[i].err, answers[i].err ? std::string_view() : data[i]);
+  for (auto& r : ready) send(*r.completion, r.answer);
   for (auto& p : pollers) p->notify();
 }
 

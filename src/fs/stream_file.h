@@ -4,7 +4,6 @@
 #pragma once
 
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,17 +21,22 @@ class StreamChannel {
   // at least one unit when any is available even if it is larger. False if
   // there is nothing to read now. Consuming.
   virtual bool take(std::size_t max, std::string& out) = 0;
-  // As take(), without a copy: hands whole units of up to `max` bytes, where
-  // they lie, to `send` (called with the source's lock held, so the bytes
-  // stay put; they are consumed once it returns). False, and nothing sent,
-  // when take() must make the bytes (a lost-events mark), when the first
-  // unit is larger than `max`, or when the source cannot.
-  using SendParts = std::function<void(const std::string_view* parts, int n)>;
-  virtual bool take_parts(std::size_t max, const SendParts& send) {
+  // As take(), without a copy: whole units of up to `max` bytes, consumed,
+  // left where they lie for the caller to send with no lock held; the
+  // source keeps those bytes in place until release(). False, and nothing
+  // leased, when take() must make the bytes (a lost-events mark), when the
+  // first unit is larger than `max`, while another lease of this source is
+  // out, or when the source cannot.
+  struct Lease {
+    std::string_view parts[2];
+    int n = 0;
+  };
+  virtual bool lease(std::size_t max, Lease& out) {
     (void)max;
-    (void)send;
+    (void)out;
     return false;
   }
+  virtual void release(const Lease& lease) { (void)lease; }
   // Whether take() would give something now (for poll; consumes nothing).
   virtual bool readable() = 0;
   // An errno while the source cannot deliver at all (the kernel's rings
@@ -71,8 +75,16 @@ class StreamFile final : public FileBehaviour,
     std::size_t count;
     std::unique_ptr<ReadCompletion> completion;
   };
-  bool take_locked(Open& o, std::size_t count, std::string& out);
-  bool take_in_place(Open& o, std::size_t count, ReadCompletion& c);  // answers c if it can
+  // What a read is answered with, decided under mu_ and sent after it.
+  struct Answer {
+    int err = 0;
+    bool leased = false;           // the bytes are `lease`'s, else `data`
+    StreamChannel::Lease lease;
+    std::string* data = nullptr;   // a reused per-thread buffer
+  };
+  // Takes for a read of `count` from `o`; false if there is nothing now.
+  bool take_locked(Open& o, std::size_t count, Answer& a);
+  void send(ReadCompletion& c, const Answer& a);
   void read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c);
 
   unsigned poll(Open& o, std::unique_ptr<PollNotifier> n);

@@ -30,7 +30,10 @@ namespace {
 // Moves every record of `from` to the back of `to`.
 void move_records(RecordQueue& from, RecordQueue& to) {
   while (!from.empty()) {
-    if (std::uint8_t* p = to.reserve(from.front_pid(), from.front_size())) std::memcpy(p, from.front(), from.front_size());
+    if (std::uint8_t* p = to.reserve(from.front_pid(), from.front_size()))
+      std::memcpy(p, from.front(), from.front_size());
+    else
+      to.drop_framed(from.front());
     from.pop();
   }
 }
@@ -44,13 +47,18 @@ class CpuDrainer::Sink final : public RingSink {
   void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
     for (const Projection* p = table_.find_record(raw, len); p; p = table_.next_same_raw(*p)) {
       if (wanted_ && !wanted_->wanted(table_.index_of(*p))) continue;
-      if (std::uint8_t* to = target->reserve(p->pid(raw, len), record_size(*p))) write_record(*p, ts, raw, len, to);
+      if (std::uint8_t* to = target->reserve(p->pid(raw, len), record_size(*p)))
+        write_record(*p, ts, raw, len, to);
+      else
+        target->drop_record();
       ++added;
     }
   }
   void lost(std::uint64_t ts, std::uint64_t count, bool unknown) override {
     if (std::uint8_t* to = target->reserve(0, lost_record_size()))
       write_lost_record(ts, count, static_cast<std::uint32_t>(cpu_), unknown, to);
+    else
+      target->drop_lost(count, unknown);
     ++added;
   }
   RecordQueue* target = nullptr;

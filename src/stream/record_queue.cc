@@ -15,9 +15,16 @@ std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
   if (size > cap_ || size < kMinRecord) return nullptr;
   if (!buf_) adopt(map_memory(false));
   std::size_t at;
+  bool wrap = false;  // `at` starts again at the front
   for (;;) {
     if (empty()) {
-      head_ = tail_ = end_ = 0;
+      // Start at the front again, or while a lease is out just after its
+      // bytes (all the others are free).
+      if (pinned()) {
+        head_ = tail_ = static_cast<std::size_t>(pins_.at[pins_.n - 1] - buf_.get()) + pins_.bytes[pins_.n - 1];
+      } else {
+        head_ = tail_ = end_ = 0;
+      }
       wrapped_ = false;
     }
     if (!wrapped_) {
@@ -25,9 +32,8 @@ std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
         at = tail_;
         break;
       }
-      if (head_ >= size) {  // start again at the front
-        end_ = tail_;
-        wrapped_ = true;
+      if (head_ >= size) {
+        wrap = true;
         at = 0;
         break;
       }
@@ -35,7 +41,13 @@ std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
       at = tail_;
       break;
     }
+    if (empty()) return nullptr;  // only a lease's bytes are in the way
     drop_oldest();  // the reader is behind
+  }
+  if (overlaps_pins(at, size)) return nullptr;
+  if (wrap) {
+    end_ = tail_;
+    wrapped_ = true;
   }
   // (Only records smaller than the constructor was told fill this ring first.)
   while (count_ >= meta_cap_) drop_oldest();
@@ -94,7 +106,7 @@ void RecordQueue::adopt(Memory&& memory) {
 }
 
 bool RecordQueue::release() {
-  if (!empty() || has_dropped()) return false;
+  if (!empty() || has_dropped() || pinned()) return false;
   buf_.reset();
   meta_.reset();
   head_ = tail_ = end_ = meta_head_ = 0;
@@ -105,23 +117,46 @@ bool RecordQueue::release() {
 void RecordQueue::push(std::int32_t pid, const std::uint8_t* rec) {
   eventfs_record_header h;
   std::memcpy(&h, rec, sizeof h);
-  if (std::uint8_t* p = reserve(pid, h.size)) std::memcpy(p, rec, h.size);
+  if (std::uint8_t* p = reserve(pid, h.size))
+    std::memcpy(p, rec, h.size);
+  else
+    drop_framed(rec);
+}
+
+void RecordQueue::drop_framed(const std::uint8_t* rec) {
+  eventfs_record_header h;
+  std::memcpy(&h, rec, sizeof h);
+  if (h.id == EVENTFS_ID_LOST) {  // keep the kernel's count: it goes into the next report
+    eventfs_lost l;
+    std::memcpy(&l, rec + sizeof h, sizeof l);
+    drop_lost(l.count, (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) != 0);
+  } else {
+    drop_record();
+  }
 }
 
 void RecordQueue::drop_oldest() {
-  eventfs_record_header old;
-  std::memcpy(&old, front(), sizeof old);
-  if (old.id == EVENTFS_ID_LOST) {  // keep the kernel's count: it goes into the next report
-    eventfs_lost l;
-    std::memcpy(&l, front() + sizeof old, sizeof l);
-    unreported_.count += l.count;
-    unreported_.unknown |= (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) != 0;
-  } else {
-    ++unreported_.count;
-    ++dropped_total_;
-  }
+  drop_framed(front());
   pop();
 }
+
+bool RecordQueue::overlaps_pins(std::size_t at, std::size_t size) const {
+  for (int i = 0; i < pins_.n; ++i) {
+    const std::size_t begin = static_cast<std::size_t>(pins_.at[i] - buf_.get());
+    if (at < begin + pins_.bytes[i] && begin < at + size) return true;
+  }
+  return false;
+}
+
+RecordQueue::Runs RecordQueue::lease(std::size_t max_bytes) {
+  if (pinned()) return {};
+  Runs r = front_runs(max_bytes, false);
+  pop_front(r);
+  pins_ = r;
+  return r;
+}
+
+void RecordQueue::unpin() { pins_ = {}; }
 
 std::size_t RecordQueue::free_bytes() const {
   if (empty()) return cap_;

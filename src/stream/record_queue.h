@@ -39,7 +39,9 @@ class RecordQueue {
   // Room for one record of `size` bytes (a multiple of 8) at the back, made
   // by dropping the oldest if needed; the caller writes the record there
   // (its header's size must be `size`).
-  // nullptr if `size` exceeds the capacity or is not a record's size.
+  // nullptr if `size` exceeds the capacity or is not a record's size, or if
+  // the only room is under a lease's bytes: the caller then accounts for the
+  // record with drop_record()/drop_lost()/drop_framed().
   std::uint8_t* reserve(std::int32_t pid, std::uint32_t size);
   // The queue's buffers, allocated with their pages faulted in (so that the
   // first pass through them in a storm does not take a page fault every
@@ -78,6 +80,28 @@ class RecordQueue {
   };
   Runs front_runs(std::size_t max_bytes, bool at_least_one) const;
   void pop_front(const Runs& runs);
+  // The records front_runs(max_bytes, false) gives, removed from the queue
+  // at once, their bytes left in place until unpin(): a reader sends them
+  // with no lock held. One lease at a time (n == 0 while one is out, or when
+  // there is nothing). While it is out, reserve() never writes over its
+  // bytes (a record that would have to is not queued, as when the queue is
+  // full) and release() keeps the buffers.
+  Runs lease(std::size_t max_bytes);
+  void unpin();
+  bool pinned() const { return pins_.n > 0; }
+
+  // Accounting for a record that was not queued (reserve() gave nullptr):
+  // one record, or a lost-events record's count.
+  void drop_record() {
+    ++unreported_.count;
+    ++dropped_total_;
+  }
+  void drop_lost(std::uint64_t count, bool unknown) {
+    unreported_.count += count;
+    unreported_.unknown |= unknown;
+  }
+  // The same for a framed record (either kind) at `rec`.
+  void drop_framed(const std::uint8_t* rec);
 
   // Events dropped because the queue was full, not yet reported: the
   // records, plus the counts of the kernel's lost-events records among them
@@ -120,6 +144,8 @@ class RecordQueue {
   std::unique_ptr<Meta[], UnmapBytes> meta_;
   std::size_t meta_cap_, meta_head_ = 0;
   bool wrapped_ = false;
+  Runs pins_;  // the bytes of the lease that is out (n == 0: none)
+  bool overlaps_pins(std::size_t at, std::size_t size) const;
   std::uint64_t count_ = 0, dropped_total_ = 0;
   Dropped unreported_;
 };

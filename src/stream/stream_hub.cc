@@ -37,7 +37,8 @@ class StreamHub::CpuChannel final : public StreamChannel {
  public:
   CpuChannel(StreamHub& h, int cpu) : hub_(h), cpu_(cpu) {}
   bool take(std::size_t max, std::string& out) override { return hub_.take_cpu(cpu_, max, out); }
-  bool take_parts(std::size_t max, const SendParts& send) override { return hub_.take_cpu_parts(cpu_, max, send); }
+  bool lease(std::size_t max, Lease& out) override { return hub_.lease_cpu(cpu_, max, out); }
+  void release(const Lease&) override { hub_.release_cpu(cpu_); }
   bool readable() override { return hub_.readable(cpu_); }
   int error() override { return hub_.ring_errno_.load(); }
   void reader_opened() override { hub_.reader_count(+1); }
@@ -390,18 +391,22 @@ bool StreamHub::take_cpu(int cpu, std::size_t max, std::string& out) {
   return out.size() > start;
 }
 
-bool StreamHub::take_cpu_parts(int cpu, std::size_t max, const StreamChannel::SendParts& send) {
+bool StreamHub::lease_cpu(int cpu, std::size_t max, StreamChannel::Lease& out) {
   PerCpu& c = *cpu_.at(static_cast<std::size_t>(cpu));
   std::lock_guard lock(c.mu);
   RecordQueue& q = c.queue;
   if (q.empty() || q.has_dropped()) return false;  // a lost-events record to make first: take_cpu()
-  RecordQueue::Runs runs = q.front_runs(max, false);
+  RecordQueue::Runs runs = q.lease(max);
   if (runs.n == 0) return false;
-  std::string_view parts[2];
-  for (int i = 0; i < runs.n; ++i) parts[i] = {reinterpret_cast<const char*>(runs.at[i]), runs.bytes[i]};
-  send(parts, runs.n);  // the queue's lock held: the drainer stages meanwhile
-  q.pop_front(runs);
+  out.n = runs.n;
+  for (int i = 0; i < runs.n; ++i) out.parts[i] = {reinterpret_cast<const char*>(runs.at[i]), runs.bytes[i]};
   return true;
+}
+
+void StreamHub::release_cpu(int cpu) {
+  PerCpu& c = *cpu_.at(static_cast<std::size_t>(cpu));
+  std::lock_guard lock(c.mu);
+  c.queue.unpin();
 }
 
 namespace {

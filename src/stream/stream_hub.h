@@ -126,7 +126,8 @@ class StreamHub {
   std::vector<std::unique_lock<std::mutex>> lock_all();
   bool take_text(std::size_t max, std::string& out);
   bool take_cpu(int cpu, std::size_t max, std::string& out);
-  bool take_cpu_parts(int cpu, std::size_t max, const StreamChannel::SendParts& send);
+  bool lease_cpu(int cpu, std::size_t max, StreamChannel::Lease& out);
+  void release_cpu(int cpu);
   bool readable(int cpu);  // cpu < 0: any
   void lost_record(int cpu, std::uint64_t ts, std::uint64_t count, bool unknown, std::string& out_bytes);
 
@@ -178,13 +179,13 @@ class StreamHub {
   std::thread control_;
   std::vector<std::thread> drainers_;  // one per CPU
   // One per CPU: tells that CPU's listeners when its drainer asks. A
-  // listener takes its file's lock, which a reader answered in place holds
-  // while the kernel copies the answer (and longer if the reader's thread
-  // is preempted meanwhile); a drainer that told the listeners itself
-  // would wait there while its ring overruns. It runs where its drainer
-  // does, at the same nice value: it answers waiting readers in place, with
-  // the queue held, and preempted there by the CPU's writer it would keep
-  // the drainer, its staging queue full, waiting for the queue.
+  // listener does the waiting readers' work: it takes their records (for
+  // trace_pipe, merging and rendering every CPU's under all the queues'
+  // locks) and sends the replies; a drainer that did this itself would not
+  // be reading its ring meanwhile, and the ring would overrun. It runs where
+  // its drainer does, at the same nice value: it takes records with the
+  // queue held, and preempted there by the CPU's writer it would keep the
+  // drainer, its staging queue full, waiting for the queue.
   std::vector<std::thread> notifiers_;
   // The most queue bytes one raw record can make: the records of every
   // stable event over one raw event, and a lost-events record (for the

@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
+#include <future>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -104,29 +108,33 @@ TEST_F(StreamFileTest, ReadWithDataIsAnsweredAtOnceWithWholeUnits) {
   EXPECT_EQ(a.data, "line one\nline two\n");
 }
 
-// A source that hands its units in place: each unit a part.
+// A source that lends its units in place: each unit a part, up to two,
+// kept where they are until released; one lease at a time.
 class InPlaceChannel final : public StreamChannel {
  public:
   bool take(std::size_t max, std::string& out) override {
     ++copies;
     return take_units(units, max, out);
   }
-  bool take_parts(std::size_t max, const SendParts& send) override {
-    std::vector<std::string_view> parts;
+  bool lease(std::size_t max, Lease& out) override {
+    if (!lent.empty()) return false;
     std::size_t used = 0;
-    for (const auto& u : units) {
-      if (used + u.size() > max) break;
-      parts.push_back(u);
-      used += u.size();
+    while (!units.empty() && lent.size() < 2 && used + units.front().size() <= max) {
+      used += units.front().size();
+      lent.push_back(std::move(units.front()));
+      units.pop_front();
     }
-    if (parts.empty()) return false;
-    send(parts.data(), static_cast<int>(parts.size()));
-    units.erase(units.begin(), units.begin() + static_cast<std::ptrdiff_t>(parts.size()));
-    return true;
+    out.n = static_cast<int>(lent.size());
+    for (int i = 0; i < out.n; ++i) out.parts[i] = lent[static_cast<std::size_t>(i)];
+    return out.n > 0;
+  }
+  void release(const Lease&) override {
+    ++releases;
+    lent.clear();
   }
   bool readable() override { return !units.empty(); }
-  std::deque<std::string> units;
-  int copies = 0;
+  std::deque<std::string> units, lent;
+  int copies = 0, releases = 0;
 };
 
 // Whole units short of the read, answered from where the source keeps them
@@ -165,6 +173,60 @@ TEST(StreamFileInPlace, WholeUnitsShortOfTheReadAreAnsweredInPlace) {
   EXPECT_EQ(d.data, "456789");
   EXPECT_EQ(d.parts, 0) << "the open's rest, not the source's";
   EXPECT_EQ(channel->copies, copies + 1);
+  EXPECT_EQ(channel->releases, 3) << "each lease released once";
+  EXPECT_TRUE(channel->lent.empty());
+}
+
+// The reply of a lease is sent with the stream file's lock released (another
+// reader of the file goes on meanwhile, and takes a copy: the lease is still
+// out) and the lease released after it.
+class ReplyingWhileLeased final : public ReadCompletion {
+ public:
+  ReplyingWhileLeased(InPlaceChannel& ch, OpenFile& other, Answer& mine, Answer& others)
+      : ch_(ch), other_(other), mine_(mine), others_(others) {}
+  void done(int err, std::string_view data) override { mine_ = {true, err, std::string(data)}; }
+  void done_parts(const std::string_view* parts, int n) override {
+    mine_ = {true, 0, {}, n};
+    for (int i = 0; i < n; ++i) mine_.data.append(parts[i]);
+    lent_during_reply = !ch_.lent.empty();
+    auto read = std::async(std::launch::async, [this] {
+      other_.read_async(0, 100, false, std::make_unique<FakeCompletion>(others_));
+    });
+    if (read.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+      std::fprintf(stderr, "a read of the same file waited for a reply in progress: a lock is held\n");
+      std::abort();
+    }
+  }
+  bool interrupted() const override { return false; }
+  const void* key() const override { return this; }
+  bool lent_during_reply = false;
+
+ private:
+  InPlaceChannel& ch_;
+  OpenFile& other_;
+  Answer& mine_;
+  Answer& others_;
+};
+
+TEST(StreamFileInPlace, ALeaseIsSentWithNoLockHeldAndReleasedAfter) {
+  auto channel = std::make_shared<InPlaceChannel>();
+  auto file = std::make_shared<StreamFile>(channel);
+  std::unique_ptr<OpenFile> f, g;
+  ASSERT_EQ(file->open(O_RDONLY, f), 0);
+  ASSERT_EQ(file->open(O_RDONLY, g), 0);
+  channel->units = {"aaaa", "bbbb", "cccc"};
+  Answer mine, others;
+  auto c = std::make_unique<ReplyingWhileLeased>(*channel, *g, mine, others);
+  ReplyingWhileLeased* seen = c.get();
+  f->read_async(0, 9, false, std::move(c));
+  EXPECT_EQ(mine.data, "aaaabbbb");
+  EXPECT_EQ(mine.parts, 2);
+  EXPECT_TRUE(seen->lent_during_reply) << "the bytes stay lent while the reply is sent";
+  ASSERT_TRUE(others.answered);
+  EXPECT_EQ(others.data, "cccc");
+  EXPECT_EQ(others.parts, 0) << "a second reader copies while the lease is out";
+  EXPECT_EQ(channel->releases, 1);
+  EXPECT_TRUE(channel->lent.empty());
 }
 
 TEST_F(StreamFileTest, AUnitLargerThanTheReadIsKeptForTheSameOpen) {

@@ -141,6 +141,65 @@ TEST(RecordQueue, FrontRunsAreTheRecordsInPlaceAcrossTheWrap) {
   EXPECT_EQ(q.front_runs(1 << 20, true).n, 0);
 }
 
+// A lease removes its records at once but keeps their bytes until unpin():
+// the producer never writes over them (a record with no other room is
+// counted as dropped), one lease at a time, and the buffers stay.
+TEST(RecordQueue, ALeasesBytesStayPutUntilUnpinned) {
+  const std::uint32_t one = EVENTFS_RECORD_SIZE(8);
+  RecordQueue q(4 * one);
+  for (std::uint32_t i = 1; i <= 3; ++i) q.push(static_cast<std::int32_t>(i), record(i, i).data());
+  RecordQueue::Runs l = q.lease(2 * one);
+  ASSERT_EQ(l.n, 1);
+  EXPECT_EQ(l.records[0], 2u);
+  EXPECT_EQ(q.count(), 1u) << "leased records are taken";
+  EXPECT_EQ(front_id(q), 3u);
+  EXPECT_EQ(q.lease(1 << 20).n, 0) << "one lease at a time";
+  const std::vector<std::uint8_t> lent(l.at[0], l.at[0] + l.bytes[0]);
+  // Room for one more at the back; the next two would need the leased bytes.
+  for (std::uint32_t i = 4; i <= 6; ++i) q.push(0, record(i, i).data());
+  EXPECT_EQ(std::vector<std::uint8_t>(l.at[0], l.at[0] + l.bytes[0]), lent) << "a leased byte was written";
+  EXPECT_EQ(q.count(), 2u);
+  EXPECT_EQ(q.dropped_total(), 2u);
+  EXPECT_EQ(q.take_dropped().count, 2u);
+  EXPECT_FALSE(q.release()) << "never free a leased buffer";
+  std::string out;
+  EXPECT_EQ(q.take_into(out, 1 << 20, false), 2u);
+  EXPECT_TRUE(q.empty());
+  EXPECT_FALSE(q.release());
+  // Empty but leased: new records go after the lease, not over it at the front.
+  q.push(7, record(7, 7).data());
+  EXPECT_EQ(std::vector<std::uint8_t>(l.at[0], l.at[0] + l.bytes[0]), lent);
+  q.unpin();
+  EXPECT_FALSE(q.pinned());
+  for (std::uint32_t i = 8; i <= 10; ++i) q.push(0, record(i, i).data());
+  EXPECT_EQ(q.count(), 4u) << "the lease's room is free again";
+  EXPECT_EQ(q.take_dropped().count, 0u);
+}
+
+// A lease across the end of the buffer pins both of its runs.
+TEST(RecordQueue, ALeaseAcrossTheWrapPinsBothRuns) {
+  const std::uint32_t one = EVENTFS_RECORD_SIZE(8);
+  RecordQueue q(5 * one + one / 2);
+  for (std::uint32_t i = 1; i <= 5; ++i) q.push(0, record(i, i).data());
+  q.pop();
+  q.pop();
+  q.push(0, record(6, 6).data());  // at the front
+  RecordQueue::Runs l = q.lease(1 << 20);
+  ASSERT_EQ(l.n, 2);
+  EXPECT_TRUE(q.empty());
+  const std::vector<std::uint8_t> tail(l.at[0], l.at[0] + l.bytes[0]), head(l.at[1], l.at[1] + l.bytes[1]);
+  for (std::uint32_t i = 7; i <= 12; ++i) q.push(0, record(i, i).data());
+  EXPECT_EQ(std::vector<std::uint8_t>(l.at[0], l.at[0] + l.bytes[0]), tail);
+  EXPECT_EQ(std::vector<std::uint8_t>(l.at[1], l.at[1] + l.bytes[1]), head);
+  EXPECT_EQ(q.count() + q.dropped_total(), 6u) << "each new record queued or counted";
+  std::string out;
+  q.take_into(out, 1 << 20, false);
+  EXPECT_TRUE(q.empty());
+  q.unpin();
+  for (std::uint32_t i = 13; i <= 17; ++i) q.push(0, record(i, i).data());
+  EXPECT_EQ(q.count(), 5u);
+}
+
 // Records of many sizes through a small queue, wrapping around its end
 // again and again, taken out in bursts: what comes out is in order, whole,
 // and what went missing was reported as dropped.
