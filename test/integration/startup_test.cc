@@ -232,7 +232,7 @@ constexpr const char* kOneEventFormat =
 void ExpectOnlyTheOneEvent(const MountedEventfs& m) {
   EXPECT_EQ(slurp(m / "available_events"), "task_switch\n");
   EXPECT_EQ(slurp(m / "unavailable_events"), "");
-  EXPECT_TRUE(ListingMatches(list_dir(m.path()), {"README", "available_events", "header", "raw", "task_switch", "unavailable_events"},
+  EXPECT_TRUE(ListingMatches(list_dir(m.path()), {"README", "available_events", "header", "raw", "task_switch", "types", "unavailable_events"},
                              control_root_entries()));
   EXPECT_EQ(slurp(m / "task_switch/format"), kOneEventFormat);
   EXPECT_EQ(slurp(m / "task_switch/id"), "42\n");
@@ -333,7 +333,7 @@ TEST(CustomCatalog, EventsTheKernelCannotSupplyAreUnavailableWithAReason) {
   EXPECT_NE(lines[0].find("nosuchfield"), std::string::npos) << lines[0];
   EXPECT_TRUE(starts_with(lines[1], "no_such_event: ")) << lines[1];
   EXPECT_NE(lines[1].find("nosuchsys"), std::string::npos) << lines[1];
-  EXPECT_TRUE(ListingMatches(list_dir(m.path()), {"README", "available_events", "fine", "header", "raw", "unavailable_events"},
+  EXPECT_TRUE(ListingMatches(list_dir(m.path()), {"README", "available_events", "fine", "header", "raw", "types", "unavailable_events"},
                              control_root_entries()));
 }
 
