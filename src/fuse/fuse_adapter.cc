@@ -12,6 +12,7 @@
 #include <string>
 #include <mutex>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "fs/node_tree.h"
@@ -25,15 +26,61 @@ constexpr double kTimeout = 3600.0;
 
 NodeTree& tree_of(fuse_req_t req) { return *static_cast<NodeTree*>(fuse_req_userdata(req)); }
 
-// Runs `fn`; an exception becomes an errno reply, never crossing into C.
+// The answer to one request. The first reply gives the request up, so no
+// path can answer it twice; one dropped unanswered is answered EIO, so none
+// is left waiting. It moves to whoever answers later (a parked stream read).
+class Reply {
+ public:
+  explicit Reply(fuse_req_t req) : req_(req) {}
+  Reply(Reply&& o) noexcept : req_(std::exchange(o.req_, nullptr)) {}
+  Reply& operator=(Reply&&) = delete;
+  ~Reply() { err(EIO); }
+
+  // The request while unanswered (nullptr after), for calls that read it.
+  fuse_req_t req() const { return req_; }
+  void err(int e) {
+    if (fuse_req_t r = take()) fuse_reply_err(r, e);
+  }
+  void buf(const char* data, size_t n) {
+    if (fuse_req_t r = take()) fuse_reply_buf(r, data, n);
+  }
+  void iov(const iovec* v, int n) {
+    if (fuse_req_t r = take()) fuse_reply_iov(r, v, n);
+  }
+  void entry(const fuse_entry_param& e) {
+    if (fuse_req_t r = take()) fuse_reply_entry(r, &e);
+  }
+  void attr(const struct stat& st) {
+    if (fuse_req_t r = take()) fuse_reply_attr(r, &st, kTimeout);
+  }
+  // 0 if the kernel took the answer (an interrupted OPEN may not).
+  int open(const fuse_file_info& fi) {
+    fuse_req_t r = take();
+    return r ? fuse_reply_open(r, &fi) : -EALREADY;
+  }
+  void write(size_t n) {
+    if (fuse_req_t r = take()) fuse_reply_write(r, n);
+  }
+  void poll(unsigned revents) {
+    if (fuse_req_t r = take()) fuse_reply_poll(r, revents);
+  }
+
+ private:
+  fuse_req_t take() { return std::exchange(req_, nullptr); }
+  fuse_req_t req_;
+};
+
+// Runs `fn` with the request's Reply; an exception becomes an errno reply
+// (unless `fn` answered or handed the Reply on), never crossing into C.
 template <typename Fn>
 void guarded(fuse_req_t req, Fn&& fn) {
+  Reply r(req);
   try {
-    fn();
+    fn(r);
   } catch (const std::bad_alloc&) {
-    fuse_reply_err(req, ENOMEM);
+    r.err(ENOMEM);
   } catch (...) {
-    fuse_reply_err(req, EIO);
+    r.err(EIO);
   }
 }
 
@@ -68,16 +115,16 @@ void op_init(void*, fuse_conn_info* conn) {
 }
 
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  guarded(req, [&] {
+  guarded(req, [&](Reply& r) {
     NodeAttr a;
-    if (int e = tree_of(req).lookup(parent, name, a)) return (void)fuse_reply_err(req, e);
+    if (int e = tree_of(req).lookup(parent, name, a)) return r.err(e);
     fuse_entry_param ep{};
     ep.ino = a.ino;
     ep.generation = 1;
     ep.attr = to_stat(a);
     ep.attr_timeout = kTimeout;
     ep.entry_timeout = kTimeout;
-    fuse_reply_entry(req, &ep);
+    r.entry(ep);
   });
 }
 
@@ -86,32 +133,32 @@ void op_forget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
 void op_forget_multi(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  guarded(req, [&] {
+  guarded(req, [&](Reply& r) {
     NodeAttr a;
-    if (int e = tree_of(req).getattr(ino, a)) return (void)fuse_reply_err(req, e);
+    if (int e = tree_of(req).getattr(ino, a)) return r.err(e);
     struct stat st = to_stat(a);
-    fuse_reply_attr(req, &st, kTimeout);
+    r.attr(st);
   });
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat*, int to_set, fuse_file_info*) {
-  guarded(req, [&] {
+  guarded(req, [&](Reply& r) {
     // Truncation is how `>` opens a control file; it changes nothing here.
     if (to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
                    FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME))
-      return (void)fuse_reply_err(req, EPERM);
+      return r.err(EPERM);
     NodeAttr a;
-    if (int e = tree_of(req).getattr(ino, a)) return (void)fuse_reply_err(req, e);
+    if (int e = tree_of(req).getattr(ino, a)) return r.err(e);
     struct stat st = to_stat(a);
-    fuse_reply_attr(req, &st, kTimeout);
+    r.attr(st);
   });
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  guarded(req, [&] {
+  guarded(req, [&](Reply& r) {
     std::unique_ptr<OpenFile> f;
     bool immutable = false;
-    if (int e = tree_of(req).open(ino, fi->flags, f, &immutable)) return (void)fuse_reply_err(req, e);
+    if (int e = tree_of(req).open(ino, fi->flags, f, &immutable)) return r.err(e);
     if (immutable) {
       fi->keep_cache = 1;
       fi->noflush = 1;
@@ -123,7 +170,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       std::lock_guard lock(open_mu);
       open_files.insert(f.get());
     }
-    if (fuse_reply_open(req, fi) == 0) {
+    if (r.open(*fi) == 0) {
       f.release();  // the kernel's file owns it until RELEASE
     } else {
       std::lock_guard lock(open_mu);
@@ -132,33 +179,29 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   });
 }
 
-// A read answered later, from whichever thread has the data.
+// A read answered later, from whichever thread has the data: it holds the
+// request's Reply, so it answers once, and EIO if dropped unanswered.
 class FuseReadCompletion final : public ReadCompletion {
  public:
-  explicit FuseReadCompletion(fuse_req_t req) : req_(req) {}
-  ~FuseReadCompletion() override {
-    if (!answered_) fuse_reply_err(req_, EIO);  // never leave a request without an answer
-  }
+  explicit FuseReadCompletion(Reply&& reply) : key_(reply.req()), reply_(std::move(reply)) {}
   void done(int err, std::string_view data) override {
-    answered_ = true;
     if (err)
-      fuse_reply_err(req_, err);
+      reply_.err(err);
     else
-      fuse_reply_buf(req_, data.data(), data.size());
+      reply_.buf(data.data(), data.size());
   }
   void done_parts(const std::string_view* parts, int n) override {
     iovec iov[4];
     if (n > 4) return ReadCompletion::done_parts(parts, n);  // joined, through done()
-    answered_ = true;
     for (int i = 0; i < n; ++i) iov[i] = {const_cast<char*>(parts[i].data()), parts[i].size()};
-    fuse_reply_iov(req_, iov, n);
+    reply_.iov(iov, n);
   }
-  bool interrupted() const override { return fuse_req_interrupted(req_); }
-  const void* key() const override { return req_; }
+  bool interrupted() const override { return reply_.req() && fuse_req_interrupted(reply_.req()); }
+  const void* key() const override { return key_; }
 
  private:
-  fuse_req_t req_;
-  bool answered_ = false;
+  const void* key_;
+  Reply reply_;
 };
 
 void on_interrupt(fuse_req_t req, void* sink) {
@@ -169,27 +212,22 @@ void on_interrupt(fuse_req_t req, void* sink) {
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  guarded(req, [&] {
+  guarded(req, [&](Reply& r) {
     OpenFile* f = file_of(fi);
-    if (off < 0) return (void)fuse_reply_err(req, EINVAL);
+    if (off < 0) return r.err(EINVAL);
     if (f->is_stream()) {
-      // A stream read that waits is parked: no worker thread is held. From
-      // here the completion alone answers the request, once: whoever holds it
-      // answers, and if an exception drops it, its destructor does (EIO).
-      // So nothing else may answer, whatever read_async throws.
-      auto completion = std::make_unique<FuseReadCompletion>(req);
+      // A stream read that waits is parked: no worker thread is held. The
+      // Reply moves into the completion, which alone answers from here.
       // (The sink, not the open file: the file may be released while an
       // interrupt of this read is delivered on another thread.)
       if (InterruptSink* sink = f->interrupt_sink()) fuse_req_interrupt_func(req, on_interrupt, sink);
-      try {
-        f->read_async(static_cast<uint64_t>(off), size, fi->flags & O_NONBLOCK, std::move(completion));
-      } catch (...) {
-      }
+      f->read_async(static_cast<uint64_t>(off), size, fi->flags & O_NONBLOCK,
+                    std::make_unique<FuseReadCompletion>(std::move(r)));
       return;
     }
     std::string out;
-    if (int e = f->read(static_cast<uint64_t>(off), size, out)) return (void)fuse_reply_err(req, e);
-    fuse_reply_buf(req, out.data(), out.size());
+    if (int e = f->read(static_cast<uint64_t>(off), size, out)) return r.err(e);
+    r.buf(out.data(), out.size());
   });
 }
 
@@ -204,20 +242,20 @@ class FusePollNotifier final : public PollNotifier {
 };
 
 void op_poll(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, fuse_pollhandle* ph) {
-  guarded(req, [&] {
+  guarded(req, [&](Reply& r) {
     std::unique_ptr<PollNotifier> n;
     if (ph) n = std::make_unique<FusePollNotifier>(ph);
     unsigned revents = file_of(fi)->poll(std::move(n));
-    fuse_reply_poll(req, revents);
+    r.poll(revents);
   });
 }
 
 void op_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
-  guarded(req, [&] {
+  guarded(req, [&](Reply& r) {
     size_t written = 0;
     if (int e = file_of(fi)->write(std::string_view(buf, size), static_cast<uint64_t>(off), written))
-      return (void)fuse_reply_err(req, e);
-    fuse_reply_write(req, written);
+      return r.err(e);
+    r.write(written);
   });
 }
 
@@ -235,18 +273,18 @@ void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  guarded(req, [&] {
-    if (int e = tree_of(req).opendir(ino)) return (void)fuse_reply_err(req, e);
+  guarded(req, [&](Reply& r) {
+    if (int e = tree_of(req).opendir(ino)) return r.err(e);
     fi->cache_readdir = 1;  // listings never change while mounted
     fi->keep_cache = 1;
-    fuse_reply_open(req, fi);
+    r.open(*fi);
   });
 }
 
 void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
-  guarded(req, [&] {
+  guarded(req, [&](Reply& r) {
     std::vector<DirEntry> entries;
-    if (int e = tree_of(req).readdir(ino, entries)) return (void)fuse_reply_err(req, e);
+    if (int e = tree_of(req).readdir(ino, entries)) return r.err(e);
     std::vector<char> buf(size);
     size_t used = 0;
     for (size_t i = static_cast<size_t>(off); i < entries.size(); ++i) {
@@ -258,7 +296,7 @@ void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
       if (need > size - used) break;
       used += need;
     }
-    fuse_reply_buf(req, buf.data(), used);
+    r.buf(buf.data(), used);
   });
 }
 
