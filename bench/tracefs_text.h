@@ -1,6 +1,5 @@
-// Reading and writing one tracefs file, shared by bench/projection_bench.cc
-// and test/integration/ring_live_test.cc (both set up a tracefs instance of
-// their own the same way).
+// Reading and writing one tracefs file, for bench/projection_bench.cc's
+// tracefs instance of its own.
 #pragma once
 
 #include <fcntl.h>

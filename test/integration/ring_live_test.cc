@@ -32,11 +32,12 @@ extern "C" {
 #include "ring/ring.h"
 #include "ring/subbuf.h"
 #include "ring/trace_mmap_abi.h"
+#include "support/files.h"
+#include "support/stream_util.h"
 #include "support/synthetic.h"
 #include "support/walk_compare.h"
 #include "tracefs/raw_event_cache.h"
 #include "tracefs/tracefs.h"
-#include "../../bench/tracefs_text.h"
 
 namespace eventfs {
 namespace {
@@ -45,8 +46,10 @@ using testing::CollectSink;
 
 constexpr const char* kTracefs = "/sys/kernel/tracing";
 
-using eventfs_tracefs_text::slurp;
-using eventfs_tracefs_text::write_file;
+using eventfs_it::slurp;
+
+// One write(2) of `text`; true if all of it was taken.
+bool write_file(const std::string& path, const std::string& text) { return eventfs_it::stream::write_once(path, text) == 0; }
 
 // A tracefs instance of our own, removed however the test ends.
 class LiveRingTest : public ::testing::Test {
