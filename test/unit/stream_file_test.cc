@@ -182,13 +182,13 @@ TEST(StreamFileInPlace, WholeUnitsShortOfTheReadAreAnsweredInPlace) {
 // out) and the lease released after it.
 class ReplyingWhileLeased final : public ReadCompletion {
  public:
-  ReplyingWhileLeased(InPlaceChannel& ch, OpenFile& other, Answer& mine, Answer& others)
-      : ch_(ch), other_(other), mine_(mine), others_(others) {}
+  ReplyingWhileLeased(InPlaceChannel& ch, OpenFile& other, Answer& mine, Answer& others, bool& lent_during_reply)
+      : ch_(ch), other_(other), mine_(mine), others_(others), lent_during_reply_(lent_during_reply) {}
   void done(int err, std::string_view data) override { mine_ = {true, err, std::string(data)}; }
   void done_parts(const std::string_view* parts, int n) override {
     mine_ = {true, 0, {}, n};
     for (int i = 0; i < n; ++i) mine_.data.append(parts[i]);
-    lent_during_reply = !ch_.lent.empty();
+    lent_during_reply_ = !ch_.lent.empty();
     auto read = std::async(std::launch::async, [this] {
       other_.read_async(0, 100, false, std::make_unique<FakeCompletion>(others_));
     });
@@ -199,13 +199,13 @@ class ReplyingWhileLeased final : public ReadCompletion {
   }
   bool interrupted() const override { return false; }
   const void* key() const override { return this; }
-  bool lent_during_reply = false;
 
  private:
   InPlaceChannel& ch_;
   OpenFile& other_;
   Answer& mine_;
   Answer& others_;
+  bool& lent_during_reply_;
 };
 
 TEST(StreamFileInPlace, ALeaseIsSentWithNoLockHeldAndReleasedAfter) {
@@ -216,12 +216,11 @@ TEST(StreamFileInPlace, ALeaseIsSentWithNoLockHeldAndReleasedAfter) {
   ASSERT_EQ(file->open(O_RDONLY, g), 0);
   channel->units = {"aaaa", "bbbb", "cccc"};
   Answer mine, others;
-  auto c = std::make_unique<ReplyingWhileLeased>(*channel, *g, mine, others);
-  ReplyingWhileLeased* seen = c.get();
-  f->read_async(0, 9, false, std::move(c));
+  bool lent_during_reply = false;
+  f->read_async(0, 9, false, std::make_unique<ReplyingWhileLeased>(*channel, *g, mine, others, lent_during_reply));
   EXPECT_EQ(mine.data, "aaaabbbb");
   EXPECT_EQ(mine.parts, 2);
-  EXPECT_TRUE(seen->lent_during_reply) << "the bytes stay lent while the reply is sent";
+  EXPECT_TRUE(lent_during_reply) << "the bytes stay lent while the reply is sent";
   ASSERT_TRUE(others.answered);
   EXPECT_EQ(others.data, "cccc");
   EXPECT_EQ(others.parts, 0) << "a second reader copies while the lease is out";
