@@ -402,13 +402,20 @@ TEST_F(InstallTest, FilesLandWhereTheSystemLooks) {
   EXPECT_TRUE(contains(slurp(inst_.helper), "'" + inst_.eventfs + "'")) << "the daemon's path is not filled in";
   EXPECT_FALSE(contains(slurp(inst_.helper), "@EVENTFS@"));
   // man finds the pages, and the examples are there.
-  for (const auto& page : {"eventfs.8", "eventfs.5", "mount.eventfs.8"}) {
+  for (const auto& page : {"eventfs.8", "eventfs.5", "mount.eventfs.8", "eventfs-record.1"}) {
     bool logged = false;
     for (const auto& p : inst_.logged) logged = logged || ends_with(p, std::string("/") + page);
     EXPECT_TRUE(logged) << page << " not installed";
   }
   auto r = run_system({"man", "-w", "8", "mount.eventfs"});
   EXPECT_TRUE(r.exited() && r.exit_code() == 0) << r.describe();
+  // The recorder is a user command: in bindir, beside the daemon's sbindir.
+  std::string recorder;
+  for (const auto& p : inst_.logged)
+    if (ends_with(p, "/bin/eventfs-record")) recorder = p;
+  ASSERT_NE(recorder, "") << "eventfs-record not installed:\n" << join(inst_.logged);
+  r = run({recorder, "-h"});
+  EXPECT_EQ(r.exit_code(), 0) << r.describe();
   bool examples = false;
   for (const auto& p : inst_.logged) examples = examples || ends_with(p, "/examples/mnt-events.mount");
   EXPECT_TRUE(examples) << "examples not installed:\n" << join(inst_.logged);

@@ -1,0 +1,16 @@
+// Which eventfs mount eventfs-record reads when -m is not given: the
+// canonical /sys/kernel/events if eventfs is mounted there, else the one
+// eventfs mount there is.
+#pragma once
+
+#include <string>
+
+namespace eventfs::record {
+
+inline constexpr const char* kCanonicalMount = "/sys/kernel/events";
+
+// From the text of /proc/self/mountinfo: the mount point, or "" and a
+// one-line reason (none mounted, or several and none canonical).
+std::string find_eventfs_mount(const std::string& mountinfo, std::string& why);
+
+}  // namespace eventfs::record

@@ -1,0 +1,130 @@
+#include "record/stream_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "record/tsdl.h"
+
+namespace eventfs::record {
+namespace {
+
+template <typename T>
+void put(unsigned char* at, T v) {
+  std::memcpy(at, &v, sizeof v);
+}
+
+}  // namespace
+
+StreamWriter::~StreamWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool StreamWriter::open(const std::string& path, std::uint32_t cpu) {
+  path_ = path;
+  cpu_ = cpu;
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    error_ = fmt::format("cannot create {}: {}", path, std::strerror(errno));
+    return false;
+  }
+  buf_.assign(kPacketSize, 0);
+  return true;
+}
+
+void StreamWriter::start_packet(std::uint64_t timestamp) {
+  used_ = kFirstEventOffset;
+  content_ = kPacketHeaderSize + kPacketContextSize;
+  begin_ = end_ = std::max(timestamp, last_end_);
+}
+
+bool StreamWriter::add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload,
+                             std::size_t size, std::size_t end, std::size_t padded) {
+  const std::size_t need = kEventHeadSize + padded;
+  if (used_ != 0 && used_ + need > kPacketSize && !flush()) return false;
+  if (used_ == 0) {
+    start_packet(timestamp);
+    // One event larger than a packet gets a packet of its own.
+    if (kFirstEventOffset + need > buf_.size()) buf_.resize(kFirstEventOffset + need);
+  }
+  unsigned char* at = buf_.data() + used_;
+  put<std::uint64_t>(at, timestamp);
+  put<std::uint32_t>(at + 8, id);
+  put<std::int32_t>(at + 12, pid);
+  std::memcpy(at + kEventHeadSize, payload, std::min(size, padded));
+  if (size < padded) std::memset(at + kEventHeadSize + size, 0, padded - size);
+  // A reader takes the packet's content to end where the last field does:
+  // the padding after it is the packet's, not an event's.
+  content_ = used_ + kEventHeadSize + end;
+  used_ += need;
+  end_ = std::max(end_, timestamp);
+  return true;
+}
+
+bool StreamWriter::add_lost(std::uint64_t timestamp, std::uint64_t count) {
+  if (used_ != 0) {
+    if (!flush()) return false;
+  } else if (packets_ == 0) {
+    // A reader reports a loss as the difference between two packets' counts:
+    // an empty first packet gives a loss before any event something to follow.
+    start_packet(timestamp);
+    if (!flush()) return false;
+  }
+  discarded_ += count;
+  last_end_ = std::max(last_end_, timestamp);
+  return true;
+}
+
+bool StreamWriter::finish() {
+  if (fd_ < 0) return true;
+  if (used_ == 0 && discarded_ != discarded_written_) start_packet(last_end_);
+  if (used_ != 0 && !flush()) return false;
+  return true;
+}
+
+bool StreamWriter::flush() {
+  unsigned char* p = buf_.data();
+  const std::size_t size = used_;
+  std::memset(p + kPacketHeaderSize + kPacketContextSize, 0, kFirstEventOffset - kPacketHeaderSize - kPacketContextSize);
+  put<std::uint32_t>(p, kCtfMagic);
+  put<std::uint32_t>(p + 4, 0);
+  put<std::uint64_t>(p + 8, begin_);
+  put<std::uint64_t>(p + 16, end_);
+  put<std::uint64_t>(p + 24, static_cast<std::uint64_t>(content_) * 8);
+  put<std::uint64_t>(p + 32, static_cast<std::uint64_t>(size) * 8);
+  put<std::uint64_t>(p + 40, discarded_);
+  put<std::uint32_t>(p + 48, cpu_);
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd_, p + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = n < 0 ? errno : ENOSPC;
+      error_ = fmt::format("writing {}: {}", path_, std::strerror(e));
+      // Keep only whole packets.
+      if (::ftruncate(fd_, static_cast<off_t>(file_size_)) == 0) ::lseek(fd_, static_cast<off_t>(file_size_), SEEK_SET);
+      ::close(fd_);
+      fd_ = -1;
+      used_ = 0;
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  file_size_ += size;
+  ++packets_;
+  last_end_ = end_;
+  discarded_written_ = discarded_;
+  used_ = 0;
+  if (buf_.size() > kPacketSize) {
+    buf_.resize(kPacketSize);
+    buf_.shrink_to_fit();
+  }
+  return true;
+}
+
+}  // namespace eventfs::record

@@ -1,0 +1,61 @@
+// One CTF stream file (stream_N) of one CPU, written a whole packet at a time.
+// A lost-events record closes the open packet and raises the cumulative
+// events_discarded the next packet carries, so a reader reports the gap
+// between the two packets. A failed write truncates the file back to its
+// last whole packet: what is on disk stays readable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace eventfs::record {
+
+class StreamWriter {
+ public:
+  static constexpr std::size_t kPacketSize = 64 * 1024;  // the most one packet holds (but one larger event)
+
+  StreamWriter() = default;
+  ~StreamWriter();
+  StreamWriter(const StreamWriter&) = delete;
+  StreamWriter& operator=(const StreamWriter&) = delete;
+
+  // Creates `path` (which must not exist). False with error() set.
+  bool open(const std::string& path, std::uint32_t cpu);
+
+  // Appends an event; `payload` holds `size` bytes; the metadata's fields
+  // end at `end` and the next event starts at `padded` (`end` rounded up to
+  // 8; zero-filled past `size`).
+  bool add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload, std::size_t size,
+                 std::size_t end, std::size_t padded);
+
+  // Events lost at `timestamp` (the time of what follows the gap).
+  bool add_lost(std::uint64_t timestamp, std::uint64_t count);
+
+  // Writes the open packet (and an empty one carrying a loss not yet written).
+  bool finish();
+
+  const std::string& error() const { return error_; }
+  const std::string& path() const { return path_; }
+  std::uint64_t bytes_written() const { return file_size_; }
+  std::uint64_t packets() const { return packets_; }
+
+ private:
+  bool flush();
+  void start_packet(std::uint64_t timestamp);
+
+  std::string path_, error_;
+  int fd_ = -1;
+  std::uint32_t cpu_ = 0;
+  std::vector<unsigned char> buf_;
+  std::size_t used_ = 0;             // bytes of the open packet; 0: none open
+  std::size_t content_ = 0;          // where its last event's fields end (content_size)
+  std::uint64_t begin_ = 0, end_ = 0;  // the open packet's time stamps
+  std::uint64_t last_end_ = 0;       // timestamp_end of the last packet written
+  std::uint64_t discarded_ = 0;      // cumulative lost events
+  std::uint64_t discarded_written_ = 0;
+  std::uint64_t file_size_ = 0, packets_ = 0;
+};
+
+}  // namespace eventfs::record
