@@ -43,33 +43,14 @@ rounds=${ROUNDS:-3}
 moderate=${MODERATE:-20000}  # markers per second per CPU
 tracing=/sys/kernel/tracing
 cpus=$(nproc)
-work=$(mktemp -d /tmp/eventfs-streambench-XXXXXX)
-mnt=$work/mnt
 inst=eventfs-sb-$$
 direct=$tracing/instances/$inst
-daemon=
-
-cleanup() {
-  set +e
-  if grep -q " $mnt fuse.eventfs " /proc/mounts; then fusermount3 -u "$mnt"; fi
-  # The daemon removes its instance as it exits: let it finish.
-  if [ -n "$daemon" ]; then
-    for _ in $(seq 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
-    kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
 
 for t in marker_storm stream_count mmap_count; do
   [ -x "$build/bench/$t" ] || { echo "missing $build/bench/$t: build first" >&2; exit 1; }
 done
-mkdir -p "$mnt"
-text_len=${TEXT_LEN:-24}
-{ cat "$top/src/catalog/default.catalog"; printf 'STABLE_EVENT(marker, ftrace:print, id=1000,\n\t__array(char, text, %d) = buf\n)\n' "$text_len"; } > "$work/bench.catalog"
-"$build/src/eventfs" "$mnt" -f -o "instance=$inst,catalog=$work/bench.catalog,reader=${READER:-auto}${OPTS:+,$OPTS}" &
-daemon=$!
-for _ in $(seq 100); do grep -q " $mnt fuse.eventfs " /proc/mounts && break; sleep 0.05; done
+. "$top/bench/marker_mount.sh"
+marker_mount "$build" "$inst" "reader=${READER:-auto}${OPTS:+,$OPTS}"
 echo 1 > "$mnt/marker/enable"
 [ -n "${BUFFER_KB:-}" ] && echo "$BUFFER_KB" > "$direct/buffer_size_kb"
 # The instance's sub-buffer size (Linux >= 6.8); the direct reader reads one per read(2).
