@@ -63,7 +63,7 @@ unsigned long parse_bounded(const std::string& s, unsigned long max) {
 // Names the mount itself uses at the top level.
 bool reserved_event_name(const std::string& n) {
   for (const char* r : {"README", "available_events", "unavailable_events", "error_log", "raw", "per_cpu",
-                        "trace_pipe", "variables", "header", "types"})
+                        "trace_pipe", "trace_clock", "variables", "header", "types"})
     if (n == r) return true;
   return false;
 }

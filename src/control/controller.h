@@ -56,6 +56,10 @@ class Controller {
   int write_raw_filter(const std::string& system, const std::string& event, std::string_view data);
   int write_raw_trigger(const std::string& system, const std::string& event, std::string_view data);
 
+  // The mount's `trace_clock`: the instance's, as tracefs shows it (the
+  // clock of the records' time stamps, selected one in brackets).
+  int read_trace_clock(std::string& out) const { return files_.read("trace_clock", out); }
+
   // The mount's `variables` file (eventfs(5), "Variables").
   int read_variables(std::string& out);
   int write_variables(std::string_view data);

@@ -36,6 +36,7 @@ raw tracepoints the running kernel has.
 			  (globs allowed), traceon, traceoff, stacktrace,
 			  save:NAME=FIELD; !cmd removes; several in one write
  error_log		- why the last writes were refused
+ trace_clock		- the clock of the records' time stamps (the instance's)
  variables		- saved variables: NAME=VALUE sets one, NAME declares one
 			  (unset), !NAME removes one; filters and trigger
 			  conditions compare a field with one by name, and the
@@ -153,6 +154,11 @@ void add_error_log(NodeTree& tree, Controller& c) {
                     [&log] { log.clear(); }));
 }
 
+void add_trace_clock(NodeTree& tree, Controller& c) {
+  tree.add_file(tree.root(), "trace_clock", NodeTree::kReadOnlyMode,
+                control_file([&c](std::string& out) { return c.read_trace_clock(out); }, nullptr));
+}
+
 void add_variables(NodeTree& tree, Controller& c) {
   tree.add_file(tree.root(), "variables", NodeTree::kReadWriteMode,
                 control_file([&c](std::string& out) { return c.read_variables(out); },
@@ -212,6 +218,7 @@ std::vector<std::shared_ptr<StreamFile>> build_mount_tree(NodeTree& tree, const 
 
   if (control) {
     add_error_log(tree, *control);
+    add_trace_clock(tree, *control);
     add_variables(tree, *control);
   }
 

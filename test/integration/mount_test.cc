@@ -218,6 +218,22 @@ const NamespaceOp kNamespaceOps[] = {
      [](const std::string& d, const std::string&) { ::unlink((d + "/node").c_str()); }},
 };
 
+// trace_clock is the instance's: the clock the records' time stamps are in.
+TEST(Mount, TraceClockIsTheInstancesAsTracefsShowsIt) {
+  EVENTFS_REQUIRE_LIVE_TRACEFS();
+  MountedEventfs m;
+  ASSERT_TRUE(m.Start());
+  ASSERT_FALSE(m.instance().empty());
+  const std::string ours = slurp(m / "trace_clock");
+  EXPECT_EQ(ours, slurp(std::string(kLiveTracefs) + "/instances/" + m.instance() + "/trace_clock"));
+  EXPECT_NE(ours.find("[local]"), std::string::npos) << "the kernel's default clock: " << ours;
+  // Read-only, as the mount's other read-only files: the write fails, the clock stays.
+  WriteOutcome w = try_write(m / "trace_clock");
+  EXPECT_EQ(w.written, -1);
+  EXPECT_EQ(w.write_errno, EINVAL) << std::strerror(w.write_errno);
+  EXPECT_EQ(slurp(m / "trace_clock"), ours);
+}
+
 TEST(Mount, NamespaceChangesAreRefusedLikeTracefs) {
   EVENTFS_REQUIRE_LIVE_TRACEFS();
   MountedEventfs m;

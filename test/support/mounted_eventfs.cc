@@ -4,7 +4,7 @@
 namespace eventfs_it {
 
 const std::set<std::string>& control_root_entries() {
-  static const std::set<std::string> s = {"error_log", "variables", "trace_pipe", "per_cpu"};
+  static const std::set<std::string> s = {"error_log", "trace_clock", "variables", "trace_pipe", "per_cpu"};
   return s;
 }
 
