@@ -364,7 +364,8 @@ TEST(Daemon, BackgroundModeReturnsOnlyOnceMountedAndExitsOnFusermountU) {
   RunResult u = run({"/usr/bin/fusermount3", "-u", m.path()}, 5s);
   ASSERT_EQ(u.exit_code(), 0) << u.describe();
   auto st = m.WaitExit(5s);
-  ASSERT_TRUE(st.has_value()) << "the daemon did not exit after fusermount3 -u";
+  ASSERT_TRUE(st.has_value()) << "the daemon did not exit after fusermount3 -u; its threads: " << thread_states(m.pid())
+                              << "; stderr: " << m.Stderr();
   if (reaper.ok) {
     EXPECT_TRUE(m.is_child()) << "a subreaper should have inherited the daemon";
   }
@@ -383,7 +384,8 @@ TEST_P(DaemonSignal, ForegroundDaemonUnmountsAndExitsZero) {
   ASSERT_TRUE(m.Start());
   ASSERT_EQ(slurp(m / "sched_migrate_task/format"), kGoldenSchedMigrateTask);
   auto st = m.SignalAndWait(GetParam(), 5s);
-  ASSERT_TRUE(st.has_value()) << "no exit within 5 s of " << strsignal(GetParam());
+  ASSERT_TRUE(st.has_value()) << "no exit within 5 s of " << strsignal(GetParam())
+                              << "; its threads: " << thread_states(m.pid()) << "; stderr: " << m.Stderr();
   EXPECT_TRUE(WIFEXITED(*st)) << "wait status " << *st;
   EXPECT_EQ(WEXITSTATUS(*st), 0);
   EXPECT_FALSE(mounted_at(m.path())) << "the mount outlived the daemon";
@@ -404,7 +406,8 @@ TEST(Daemon, ForegroundDaemonExitsZeroWhenUnmountedFromOutside) {
   RunResult u = run({"/usr/bin/fusermount3", "-u", m.path()}, 5s);
   ASSERT_EQ(u.exit_code(), 0) << u.describe();
   auto st = m.WaitExit(5s);
-  ASSERT_TRUE(st.has_value()) << "the daemon did not exit after fusermount3 -u";
+  ASSERT_TRUE(st.has_value()) << "the daemon did not exit after fusermount3 -u; its threads: " << thread_states(m.pid())
+                              << "; stderr: " << m.Stderr();
   EXPECT_TRUE(WIFEXITED(*st)) << *st;
   EXPECT_EQ(WEXITSTATUS(*st), 0);
 }

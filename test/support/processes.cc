@@ -14,6 +14,21 @@ bool wait_exit(pid_t pid, std::chrono::milliseconds timeout, int& status) {
   }
 }
 
+std::string thread_states(pid_t pid) {
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  std::string out;
+  for (const auto& tid : list_dir(task)) {
+    std::string stat, wchan;
+    if (read_file(task + "/" + tid + "/stat", stat) != 0) continue;
+    read_file(task + "/" + tid + "/wchan", wchan);
+    const auto open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size()) continue;
+    out += (out.empty() ? "" : ", ") + stat.substr(open + 1, close - open - 1) + " " + stat[close + 2] + " " +
+           (wchan.empty() ? "-" : wchan);
+  }
+  return out;
+}
+
 bool process_alive(pid_t pid) {
   std::string stat;
   if (read_file("/proc/" + std::to_string(pid) + "/stat", stat) != 0) return false;

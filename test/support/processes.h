@@ -46,6 +46,10 @@ bool wait_exit(pid_t pid, std::chrono::milliseconds timeout, int& status);
 // Alive and not a zombie (a non-child's zombie may linger if nobody reaps it).
 bool process_alive(pid_t pid);
 
+// Each thread of a process, "<comm> <state> <wchan>", for a failure message
+// about a process that does not end ("" if it is gone).
+std::string thread_states(pid_t pid);
+
 // Start time of a process in clock ticks since boot (field 22 of stat).
 std::string process_start_time(pid_t pid);
 
