@@ -114,6 +114,15 @@ pid_t spawn(const std::vector<std::string>& argv, int out_fd, int err_fd,
   pid_t pid = ::fork();
   if (pid == 0) {
     // Only async-signal-safe calls from here on.
+    // The child starts with the signal state a shell gives a command,
+    // whatever the test runner's: a signal ignored here (SIGHUP under nohup,
+    // SIGINT in a background job) would stay ignored across exec.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
     ::dup2(devnull, 0);
     ::dup2(out_fd >= 0 ? out_fd : devnull, 1);
