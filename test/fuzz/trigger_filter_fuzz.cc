@@ -111,8 +111,13 @@ void check_trigger(std::string_view text, TargetStyle style) {
 
   // What the kernel would be given, with the names as they are, reads back
   // as the same trigger (hist keeps its own key=value text, which the kernel
-  // checks, and is given as written).
-  if (t.command != "hist") {
+  // checks, and is given as written; save: is eventfs's own and never goes to
+  // the kernel: its NAME=FIELD is the target, split at the first '=').
+  if (t.is_save()) {
+    const auto eq = t.target.find('=');
+    FUZZ_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < t.target.size());
+    FUZZ_CHECK(t.save_variable() == t.target.substr(0, eq));
+  } else if (t.command != "hist") {
     const std::string again_text = t.kernel_text(t.target, t.filter);
     TriggerCommand again;
     FUZZ_CHECK(parse_trigger(again_text, style, again, err));
