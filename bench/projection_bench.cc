@@ -210,7 +210,7 @@ bool capture_real(Setup& s, std::string& why) {
   s.tracefs = open_tracefs_dir(path);
   s.cache = std::make_unique<RawEventCache>(*s.tracefs);
   s.sched_switch_format = slurp(path + "/events/sched/sched_switch/format");
-  Resolution r = resolve_catalog(s.catalog, [&](const RawEventName& n, std::string& w) { return s.cache->get(n, w); });
+  Resolution r = resolve_catalog(s.catalog, [&](const RawEventName& n) { return s.cache->get(n); });
   for (auto& b : r.available)
     if (b.event->name == "sched_switch") s.bindings.push_back(std::move(b));
   if (s.bindings.empty()) {
@@ -259,7 +259,7 @@ void synthesize(Setup& s) {
   s.tracefs = open_tracefs_dir(dir);
   s.cache = std::make_unique<RawEventCache>(*s.tracefs);
   s.sched_switch_format = slurp(dir + "/events/sched/sched_switch/format");
-  Resolution r = resolve_catalog(s.catalog, [&](const RawEventName& n, std::string& w) { return s.cache->get(n, w); });
+  Resolution r = resolve_catalog(s.catalog, [&](const RawEventName& n) { return s.cache->get(n); });
   for (auto& b : r.available)
     if (b.event->name == "sched_switch") s.bindings.push_back(std::move(b));
   const Binding& b = s.bindings.at(0);
@@ -502,9 +502,8 @@ class Reporter : public benchmark::ConsoleReporter {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   Setup setup;
-  CatalogError err;
-  if (!parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, setup.catalog, err)) {
-    std::fprintf(stderr, "catalog: %s\n", err.str().c_str());
+  if (auto parsed = parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, setup.catalog); !parsed) {
+    std::fprintf(stderr, "catalog: %s\n", parsed.error().str().c_str());
     return 1;
   }
   std::string why;

@@ -191,26 +191,24 @@ bool has_catalog_files(const char* dir) {
 
 Catalog load_catalog_or_die(const Options& o) {
   Catalog cat;
-  CatalogError err;
-  bool ok;
-  if (o.catalog) {
-    ok = load_catalog(o.catalog, cat, err);
-  } else if (has_catalog_files(EVENTFS_CATALOG_DIR)) {
-    ok = load_catalog(EVENTFS_CATALOG_DIR, cat, err);
-  } else {  // not installed (or installed and emptied): the copy built in
-    ok = parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, cat, err);
-  }
-  if (!ok) {
-    std::fprintf(stderr, "%s\n", err.str().c_str());
+  CatalogResult loaded;
+  if (o.catalog)
+    loaded = load_catalog(o.catalog, cat);
+  else if (has_catalog_files(EVENTFS_CATALOG_DIR))
+    loaded = load_catalog(EVENTFS_CATALOG_DIR, cat);
+  else  // not installed (or installed and emptied): the copy built in
+    loaded = parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, cat);
+  if (!loaded) {
+    std::fprintf(stderr, "%s\n", loaded.error().str().c_str());
     std::exit(1);
   }
   return cat;
 }
 
 std::string tracefs_root_or_die(const Options& o) {
-  std::string root, msg;
-  if (o.tracefs ? given_tracefs(o.tracefs, root, msg) != 0 : locate_tracefs(root, msg) != 0) die(msg);
-  return root;
+  auto root = o.tracefs ? given_tracefs(o.tracefs) : locate_tracefs();
+  if (!root) die(root.reason());
+  return std::move(root).value();
 }
 
 // The shutdown's last step for the mount: take it away if it is still there
@@ -291,7 +289,7 @@ int main(int argc, char* argv[]) {
   auto tracefs = open_tracefs_dir(root);
   RawEventCache raw_events(*tracefs);
   Resolution resolution = resolve_catalog(
-      catalog, [&](const RawEventName& n, std::string& why) { return raw_events.get(n, why); });
+      catalog, [&](const RawEventName& n) { return raw_events.get(n); });
   // Control files write to eventfs's own instance, which only a real tracefs has.
   std::unique_ptr<Instance> instance;
   WantedEvents wanted(resolution.available.size());
@@ -299,8 +297,9 @@ int main(int argc, char* argv[]) {
   std::unique_ptr<StreamHub> hub;
   std::unique_ptr<InstanceCaptures> captures;
   if (is_tracefs(root)) {
-    std::string msg;
-    if (Instance::open(root, opts.instance ? opts.instance : "eventfs", instance, msg) != 0) die(msg);
+    auto opened = Instance::open(root, opts.instance ? opts.instance : "eventfs");
+    if (!opened) die(opened.reason());
+    instance = std::move(opened).value();
     InstanceCaptures::remove_stale(root, opts.instance ? opts.instance : "eventfs");
     // Larger sub-buffers than the kernel's one page (Linux >= 6.8; older
     // kernels have no such file): the ring thread takes whole sub-buffers,
@@ -351,7 +350,7 @@ int main(int argc, char* argv[]) {
   OwnMount own;
   if (!OwnMount::find(read_mountinfo(), mountpoint, own)) own.path = mountpoint;
   daemonize_until_served(opts.foreground);
-  if (instance) instance->record_owner();  // the daemon's pid, not the parent's
+  if (instance) (void)instance->record_owner();  // the daemon's pid, not the parent's
   if (hub) hub->start();  // threads only after the fork
   if (controller) {
     captures = std::make_unique<InstanceCaptures>(
@@ -389,7 +388,7 @@ int main(int argc, char* argv[]) {
   for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.nice, opts.rt, opts.queue_kb, opts.gid}) std::free(o);
   // Triggers, then events, then the instance; a shutdown that had to leave
   // the instance behind has said why and is not a clean one.
-  const bool removed = !instance || instance->remove() == 0;
+  const bool removed = !instance || instance->remove().ok();
   // A shutdown that was asked for is a clean one, whatever the loop says.
   return (rc == 0 || requested) && removed ? 0 : 1;
 }

@@ -352,15 +352,14 @@ std::string CatalogError::str() const {
   return fmt::format("{}: {}", file, message);
 }
 
-bool parse_catalog(std::string_view text, const std::string& file, Catalog& into, CatalogError& err) {
+CatalogResult parse_catalog(std::string_view text, const std::string& file, Catalog& into) {
   try {
     Parser p(lex(text), file, into);
     auto events = p.parse();
     for (auto& e : events) into.events.push_back(std::move(e));
-    return true;
+    return {};
   } catch (const Failure& f) {
-    err = {file, f.line, f.message};
-    return false;
+    return CatalogError{file, f.line, f.message};
   }
 }
 
@@ -368,19 +367,15 @@ namespace {
 
 // A catalog file's text: a regular file (not a device, FIFO or directory that
 // happens to have the name) of at most kMaxCatalogBytes.
-bool read_catalog_file(const std::string& f, std::string& text, CatalogError& err) {
+Result<std::string, CatalogError> read_catalog_file(const std::string& f) {
   int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    err = {f, 0, fmt::format("cannot read catalog: {}", std::strerror(errno))};
-    return false;
-  }
+  if (fd < 0) return CatalogError{f, 0, fmt::format("cannot read catalog: {}", std::strerror(errno))};
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    err = {f, 0, "cannot read catalog: not a regular file"};
-    return false;
+    return CatalogError{f, 0, "cannot read catalog: not a regular file"};
   }
-  text.clear();
+  std::string text;
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
@@ -388,24 +383,22 @@ bool read_catalog_file(const std::string& f, std::string& text, CatalogError& er
     if (n < 0) {
       int e = errno;
       ::close(fd);
-      err = {f, 0, fmt::format("cannot read catalog: {}", std::strerror(e))};
-      return false;
+      return CatalogError{f, 0, fmt::format("cannot read catalog: {}", std::strerror(e))};
     }
     if (n == 0) break;
     if (text.size() + static_cast<std::size_t>(n) > kMaxCatalogBytes) {
       ::close(fd);
-      err = {f, 0, fmt::format("cannot read catalog: larger than {} bytes", kMaxCatalogBytes)};
-      return false;
+      return CatalogError{f, 0, fmt::format("cannot read catalog: larger than {} bytes", kMaxCatalogBytes)};
     }
     text.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
-  return true;
+  return text;
 }
 
 }  // namespace
 
-bool load_catalog(const std::string& path, Catalog& into, CatalogError& err) {
+CatalogResult load_catalog(const std::string& path, Catalog& into) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<std::string> files;
@@ -413,25 +406,19 @@ bool load_catalog(const std::string& path, Catalog& into, CatalogError& err) {
     for (const auto& de : fs::directory_iterator(path, ec))
       if (de.path().extension() == ".catalog") files.push_back(de.path().string());
     std::sort(files.begin(), files.end());
-    if (files.empty()) {
-      err = {path, 0, "no *.catalog files in this directory"};
-      return false;
-    }
+    if (files.empty()) return CatalogError{path, 0, "no *.catalog files in this directory"};
   } else {
     files.push_back(path);
   }
   Catalog merged = into;
   for (const auto& f : files) {
-    std::string text;
-    if (!read_catalog_file(f, text, err)) return false;
-    if (!parse_catalog(text, f, merged, err)) return false;
+    auto text = read_catalog_file(f);
+    if (!text) return std::move(text).error();
+    if (auto parsed = parse_catalog(*text, f, merged); !parsed) return parsed;
   }
-  if (merged.events.empty()) {
-    err = {path, 0, "the catalog declares no events"};
-    return false;
-  }
+  if (merged.events.empty()) return CatalogError{path, 0, "the catalog declares no events"};
   into = std::move(merged);
-  return true;
+  return {};
 }
 
 }  // namespace eventfs

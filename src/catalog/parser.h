@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "catalog/catalog.h"
+#include "error/result.h"
 
 namespace eventfs {
 
@@ -29,14 +30,14 @@ struct CatalogError {
   std::string str() const;  // "file:line: message"
 };
 
+using CatalogResult = Result<void, CatalogError>;
+
 // Parses `text` and appends its events to `into`. Duplicates are checked
-// against what `into` already holds. On error returns false and leaves `into`
-// as it was.
-bool parse_catalog(std::string_view text, const std::string& file, Catalog& into,
-                   CatalogError& err);
+// against what `into` already holds. On error `into` is left as it was.
+CatalogResult parse_catalog(std::string_view text, const std::string& file, Catalog& into);
 
 // A catalog file, or a directory whose *.catalog files are read in name order.
-bool load_catalog(const std::string& path, Catalog& into, CatalogError& err);
+CatalogResult load_catalog(const std::string& path, Catalog& into);
 
 // The copy compiled into the binary.
 std::string_view builtin_catalog_text();

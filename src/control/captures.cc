@@ -64,9 +64,7 @@ InstanceCaptures::~InstanceCaptures() {
 
 void InstanceCaptures::remove_stale(const std::string& root, const std::string& base) {
   for (const auto& name : Instance::names_starting(root, base + "-save")) {
-    std::unique_ptr<Instance> stale;
-    std::string msg;
-    if (Instance::open(root, name, stale, msg) == 0) stale.reset();  // reclaimed, then removed
+    (void)Instance::open(root, name);  // reclaimed, then removed (the Result owns it)
   }
 }
 
@@ -77,22 +75,18 @@ void InstanceCaptures::wake() {
   }
 }
 
-int InstanceCaptures::arm(const CaptureSpec& spec, std::string& why) {
+Result<int> InstanceCaptures::arm(const CaptureSpec& spec) {
   std::lock_guard lock(mu_);
-  if (armed_.size() >= kMaxCaptures) {
-    why = fmt::format("Too many save triggers (the limit is {})", kMaxCaptures);
-    return -ENOSPC;
-  }
+  if (armed_.size() >= kMaxCaptures)
+    return fail(ENOSPC, fmt::format("Too many save triggers (the limit is {})", kMaxCaptures));
   const int id = next_id_++;
   auto a = std::make_unique<Armed>();
   a->spec = spec;
   a->event_dir = "events/" + spec.system + "/" + spec.event;
-  std::string msg;
-  if (int e = Instance::open(root_, fmt::format("{}-save{}", base_, id), a->instance, msg)) {
-    why = msg;
-    return -e;
-  }
-  a->instance->record_owner();
+  auto opened = Instance::open(root_, fmt::format("{}-save{}", base_, id));
+  if (!opened) return opened.error();
+  a->instance = std::move(opened).value();
+  (void)a->instance->record_owner();
   Instance& in = *a->instance;
   // Small rings that wake their reader at the first record, in a clock the
   // rest of the system can compare with.
@@ -101,24 +95,18 @@ int InstanceCaptures::arm(const CaptureSpec& spec, std::string& why) {
   (void)in.write("trace_clock", "mono");
   (void)in.disable_option("block");
   if (!spec.raw_filter.empty())
-    if (int e = in.write(a->event_dir + "/filter", spec.raw_filter)) {
-      why = fmt::format("the kernel refused the save's condition: {}", std::strerror(e));
-      return -e;
-    }
+    if (Status set = in.write(a->event_dir + "/filter", spec.raw_filter); !set)
+      return fail(set.code(), fmt::format("the kernel refused the save's condition: {}", std::strerror(set.code())));
   for (int cpu = 0; cpu < in.cpus(); ++cpu) {
     std::string err;
     auto ring = open_cpu_ring(RingFiles(in.path()), cpu, ReaderMode::Read, err);
-    if (!ring) {
-      why = err;
-      return -EIO;
-    }
+    if (!ring) return fail(EIO, err);
     a->rings.push_back(std::move(ring));
     a->failed.push_back(false);
   }
-  if (int e = in.write(a->event_dir + "/enable", "1")) {
-    why = fmt::format("cannot enable {}:{} for the save: {}", spec.system, spec.event, std::strerror(e));
-    return -e;
-  }
+  if (Status on = in.write(a->event_dir + "/enable", "1"); !on)
+    return fail(on.code(),
+                fmt::format("cannot enable {}:{} for the save: {}", spec.system, spec.event, std::strerror(on.code())));
   armed_.emplace(id, std::move(a));
   wake();
   return id;
@@ -138,18 +126,16 @@ void InstanceCaptures::disarm(int id) {
   // it, so the instance can go now.
 }
 
-int InstanceCaptures::refilter(int id, const std::string& raw_filter, std::string& why) {
+Status InstanceCaptures::refilter(int id, const std::string& raw_filter) {
   std::lock_guard lock(mu_);
   auto it = armed_.find(id);
-  if (it == armed_.end()) return ENOENT;
+  if (it == armed_.end()) return fail(ENOENT, fmt::format("no save {}", id));
   Armed& a = *it->second;
-  int e = a.instance->write(a.event_dir + "/filter", raw_filter.empty() ? "0" : raw_filter);
-  if (e) {
-    why = fmt::format("the kernel refused the save's new condition: {}", std::strerror(e));
-    return e;
-  }
+  Status set = a.instance->write(a.event_dir + "/filter", raw_filter.empty() ? "0" : raw_filter);
+  if (!set)
+    return fail(set.code(), fmt::format("the kernel refused the save's new condition: {}", std::strerror(set.code())));
   a.spec.raw_filter = raw_filter;
-  return 0;
+  return {};
 }
 
 std::optional<std::uint64_t> InstanceCaptures::remaining(int id) const {

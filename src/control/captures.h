@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "error/result.h"
 #include "format/raw_event.h"
 
 namespace eventfs {
@@ -32,11 +33,11 @@ struct CaptureSpec {
 class CaptureEngine {
  public:
   virtual ~CaptureEngine() = default;
-  // Arms a capture: its id (> 0), or -errno with a one-line reason.
-  virtual int arm(const CaptureSpec& spec, std::string& why) = 0;
+  // Arms a capture: its id (> 0), or why not.
+  virtual Result<int> arm(const CaptureSpec& spec) = 0;
   virtual void disarm(int id) = 0;
-  // The condition again (a variable it names has changed); 0 or an errno.
-  virtual int refilter(int id, const std::string& raw_filter, std::string& why) = 0;
+  // The condition again (a variable it names has changed).
+  virtual Status refilter(int id, const std::string& raw_filter) = 0;
   // Captures left, when it has a count.
   virtual std::optional<std::uint64_t> remaining(int id) const = 0;
 };
@@ -61,9 +62,9 @@ class InstanceCaptures final : public CaptureEngine {
   // another program made, stay.
   static void remove_stale(const std::string& root, const std::string& base);
 
-  int arm(const CaptureSpec& spec, std::string& why) override;
+  Result<int> arm(const CaptureSpec& spec) override;
   void disarm(int id) override;
-  int refilter(int id, const std::string& raw_filter, std::string& why) override;
+  Status refilter(int id, const std::string& raw_filter) override;
   std::optional<std::uint64_t> remaining(int id) const override;
 
  private:

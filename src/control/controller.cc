@@ -86,16 +86,15 @@ Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const
     for (const auto& [name, f] : s.fields) reserved_names_.insert(name);
     for (const auto& f : b.fields)
       if (f.conversion != Conversion::TaskState) s.raw_to_stable.emplace(f.raw.name, f.stable->decl.name);
-    std::string e;
-    s.always_on = files_.read(s.dir + "/enable", e) == ENOENT;
+    s.always_on = files_.read(s.dir + "/enable").code() == ENOENT;
     stable_.push_back(std::move(s));
   }
   // The kernel lists its triggers in every trigger file; any event will do.
-  std::string text;
   for (const auto& sys : tracefs_.systems()) {
     auto events = tracefs_.events(sys);
-    if (!events.empty() && files_.read(raw_dir(sys, events[0]) + "/trigger", text) == 0) {
-      available_ = available_triggers_from(text);
+    if (events.empty()) continue;
+    if (auto text = files_.read(raw_dir(sys, events[0]) + "/trigger")) {
+      available_ = available_triggers_from(*text);
       break;
     }
   }
@@ -183,11 +182,12 @@ int Controller::refuse(const std::string& where, int err, const std::string& mes
 
 int Controller::kernel_write(const std::string& rel, std::string_view data, KernelRefusal* why) {
   std::lock_guard lock(kernel_mu_);
-  int e = files_.write(rel, data);
+  const int e = files_.write(rel, data).code();
   if (e && why) {
-    std::string klog, kcommand;
-    why->logged = files_.read("error_log", klog) == 0 && ErrorLog::parse_last(klog, why->message, kcommand, why->caret);
-    if (why->logged) files_.truncate("error_log");
+    std::string kcommand;
+    auto klog = files_.read("error_log");
+    why->logged = klog && ErrorLog::parse_last(*klog, why->message, kcommand, why->caret);
+    if (why->logged) (void)files_.truncate("error_log");
   }
   return e;
 }
@@ -221,10 +221,11 @@ int Controller::set_enabled(const std::string& dir, const std::string& user, boo
       users.erase(user);
     after = !users.empty();
   }
-  std::string k;
   // Off for everyone, but on in the kernel: a fired enable_event trigger
   // leaves its target on when it is removed (as in tracefs). Switch it off.
-  bool left_on = !after && files_.read(dir + "/enable", k) == 0 && k.rfind("1", 0) == 0 && k.find('*') == std::string::npos;
+  bool left_on = false;
+  if (!after)
+    if (auto k = files_.read(dir + "/enable")) left_on = k->rfind("1", 0) == 0 && k->find('*') == std::string::npos;
   if (before == after && !left_on) return 0;
   if (int e = kernel_write(dir + "/enable", after ? "1" : "0", &why)) {
     std::lock_guard lock(state_mu_);
@@ -253,8 +254,8 @@ void Controller::publish_wanted() {
     // Its own enable, or nobody's: then the raw records still in the ring
     // are from when it was on, and a reader opened later still gets them.
     bool on = s.always_on || !anyone || mine;
-    std::string k;
-    if (!on && files_.read(s.dir + "/enable", k) == 0) on = k.find('*') != std::string::npos;  // armed
+    if (!on)
+      if (auto k = files_.read(s.dir + "/enable")) on = k->find('*') != std::string::npos;  // armed
     wanted_->set(i, on);
   }
 }
@@ -268,8 +269,9 @@ int Controller::read_enable(std::size_t index, std::string& out) {
     out = "1\n";
     return 0;
   }
-  std::string k;
-  if (int e = files_.read(s.dir + "/enable", k)) return e;
+  auto kernel = files_.read(s.dir + "/enable");
+  if (!kernel) return kernel.code();
+  const std::string& k = *kernel;
   // "0*"/"1*": a trigger holds the event in soft mode; show the kernel's state.
   if (k.find('*') != std::string::npos) {
     out = k;
@@ -334,8 +336,9 @@ int Controller::write_raw_enable(const std::string& system, const std::string& e
 int Controller::read_filter(std::size_t index, std::string& out) {
   const Stable& s = stable_.at(index);
   auto event = read_lock(s.dir);
-  std::string k;
-  if (int e = files_.read(s.dir + "/filter", k)) return e;
+  auto kernel = files_.read(s.dir + "/filter");
+  if (!kernel) return kernel.code();
+  const std::string& k = *kernel;
   std::string raw = trimmed(k);
   if (raw == "none") {
     out = k;
@@ -367,9 +370,9 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
     drop_use(s.dir, "");
     return 0;
   }
-  TranslatedFilter tf;
-  FilterError fe;
-  if (!condition_to_raw(text, &s, tf, fe)) return refuse(where, EINVAL, fe.message, text, fe.pos);
+  auto translated = condition_to_raw(text, &s);
+  if (!translated) return refuse(where, EINVAL, translated.error().message, text, translated.error().pos);
+  const TranslatedFilter& tf = *translated;
   if (tf.raw.size() >= kPageSize)
     return refuse(where, EINVAL,
                   fmt::format("Filter too long in the kernel's names ({} bytes; the limit is {})", tf.raw.size(),
@@ -395,11 +398,12 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
   std::string dir = raw_dir(system, event);
   KernelRefusal why;
   TranslatedFilter tf;
-  FilterError fe;
   if (text == "0") {
     tf.raw = text;
-  } else if (!condition_to_raw(text, nullptr, tf, fe)) {
-    return refuse(where, EINVAL, fe.message, text, fe.pos);
+  } else {
+    auto translated = condition_to_raw(text, nullptr);
+    if (!translated) return refuse(where, EINVAL, translated.error().message, text, translated.error().pos);
+    tf = std::move(translated).value();
   }
   if (int e = replace_filter(dir, tf.raw, why))
     return kernel_refused(where, e, why, text, tf.variables.empty() ? nullptr : &tf, 0);
@@ -421,11 +425,10 @@ int Controller::one_line(const std::string& where, const std::string& text) {
 // The kernel keeps a filter it refused (it reads back with the parse
 // error), so a refusal would drop the filter that was there: put it back.
 int Controller::replace_filter(const std::string& dir, const std::string& raw, KernelRefusal& why) {
-  std::string before;
-  bool had = files_.read(dir + "/filter", before) == 0;
+  auto before = files_.read(dir + "/filter");
   int e = kernel_write(dir + "/filter", raw, &why);
-  if (e && had) {
-    std::string prev = trimmed(before);
+  if (e && before) {
+    std::string prev = trimmed(*before);
     kernel_write(dir + "/filter", prev == "none" || prev.empty() ? "0" : prev);
   }
   return e;
@@ -512,9 +515,9 @@ std::string Controller::duplicate_of(const Plan& plan, std::size_t index, const 
     if (o.remove) return {};
     return o.text;
   }
-  std::string k;
-  if (files_.read(w.dir + "/trigger", k) != 0) return {};
-  for (const auto& line : lines_of(k)) {
+  auto k = files_.read(w.dir + "/trigger");
+  if (!k) return {};
+  for (const auto& line : lines_of(*k)) {
     if (line[0] == '#' || trigger_kind(line) != kind) continue;
     if (!names) return line;
     std::lock_guard lock(state_mu_);
@@ -541,24 +544,21 @@ int Controller::apply_triggers(const std::string& where, const Plan& plan, std::
   std::set<std::string> seen;
   for (const auto& w : writes)
     if (!w.target_dir.empty() && seen.insert(w.target_dir).second) {
-      std::string k;
-      if (files_.read(w.target_dir + "/enable", k) == 0) before.emplace_back(w.target_dir + "/enable", k);
+      if (auto k = files_.read(w.target_dir + "/enable")) before.emplace_back(w.target_dir + "/enable", std::move(*k));
     }
-  std::string k;
-  if (files_.read("tracing_on", k) == 0) before.emplace_back("tracing_on", k);
+  if (auto k = files_.read("tracing_on")) before.emplace_back("tracing_on", std::move(*k));
   // What each applied write undoes with: a removal puts back what it removed.
   std::vector<std::string> undo(writes.size());
   for (std::size_t i = 0; i < writes.size(); ++i) {
     const KernelWrite& w = writes[i];
     if (w.remove) {
       const std::string kind = trigger_kind(w.text);
-      std::string now;
-      if (!kind.empty() && files_.read(w.dir + "/trigger", now) == 0)
-        for (const auto& line : lines_of(now))
-          if (line[0] != '#' && trigger_kind(line) == kind) {
-            undo[i] = input_form(line);
-            break;
-          }
+      auto now = kind.empty() ? Result<std::string>(std::string()) : files_.read(w.dir + "/trigger");
+      for (const auto& line : lines_of(now ? *now : std::string()))
+        if (line[0] != '#' && trigger_kind(line) == kind) {
+          undo[i] = input_form(line);
+          break;
+        }
     } else {
       undo[i] = removal_of(w.text);
     }
@@ -569,10 +569,10 @@ int Controller::apply_triggers(const std::string& where, const Plan& plan, std::
     for (std::size_t j = i; j-- > 0;)
       if (!undo[j].empty()) kernel_write(writes[j].dir + "/trigger", undo[j]);
     for (const auto& [file, was] : before) {
-      std::string now;
       // "1*" and "0*" are the soft mode another trigger holds: writing the
       // digit sets or clears its soft-disable as the plain state is set.
-      if (files_.read(file, now) == 0 && !now.empty() && !was.empty() && now[0] != was[0])
+      auto now = files_.read(file);
+      if (now && !now->empty() && !was.empty() && (*now)[0] != was[0])
         kernel_write(file, std::string(1, was[0]));
     }
     const Plan::Command& c = plan.commands[w.command];
@@ -618,9 +618,10 @@ int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std:
   c.filter_pos = t.filter_pos;
   c.command_pos = t.command_pos - (t.remove ? 1 : 0);
   if (t.has_filter) {
-    FilterError fe;
-    if (!condition_to_raw(t.filter, &s, c.filter, fe))
-      return refuse(where, EINVAL, fe.message, text, t.filter_pos + fe.pos);
+    auto translated = condition_to_raw(t.filter, &s);
+    if (!translated)
+      return refuse(where, EINVAL, translated.error().message, text, t.filter_pos + translated.error().pos);
+    c.filter = std::move(translated).value();
   }
   for (const auto& tg : targets) {
     KernelWrite w{s.dir, t.kernel_text(tg.kernel, c.filter.raw), tg.dir, t.remove, plan.commands.size()};
@@ -646,9 +647,10 @@ int Controller::plan_raw(const std::string& dir, const TriggerCommand& t, const 
   c.filter_pos = t.filter_pos;
   std::string raw_filter = t.filter;
   if (t.has_filter && t.command.find("hist") == std::string::npos) {
-    FilterError fe;
-    if (!condition_to_raw(t.filter, nullptr, c.filter, fe))
-      return refuse(where, EINVAL, fe.message, text, t.filter_pos + fe.pos);
+    auto translated = condition_to_raw(t.filter, nullptr);
+    if (!translated)
+      return refuse(where, EINVAL, translated.error().message, text, t.filter_pos + translated.error().pos);
+    c.filter = std::move(translated).value();
     raw_filter = c.filter.raw;
     c.has_filter = !c.filter.variables.empty();  // (error positions need the mapping only then)
   }
@@ -690,11 +692,10 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
   std::string where = s.name + "/trigger";
   int err;
   if (!check_size(where, data, err)) return err;
-  std::vector<TriggerCommand> commands;
-  FilterError fe;
   std::string text = shown(data);
-  if (!parse_triggers(data, TargetStyle::Stable, commands, fe))
-    return refuse(where, EINVAL, with_available(fe.message), text, fe.pos);
+  auto parsed = parse_triggers(data, TargetStyle::Stable);
+  if (!parsed) return refuse(where, EINVAL, with_available(parsed.error().message), text, parsed.error().pos);
+  const std::vector<TriggerCommand>& commands = *parsed;
   Plan plan;
   plan.dirs.push_back(s.dir);
   for (const auto& t : commands)
@@ -727,11 +728,10 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   std::string where = fmt::format("raw/{}/{}/trigger", system, event);
   int err;
   if (!check_size(where, data, err)) return err;
-  std::vector<TriggerCommand> commands;
-  FilterError fe;
   std::string text = shown(data);
-  if (!parse_triggers(data, TargetStyle::Raw, commands, fe))
-    return refuse(where, EINVAL, with_available(fe.message), text, fe.pos);
+  auto parsed = parse_triggers(data, TargetStyle::Raw);
+  if (!parsed) return refuse(where, EINVAL, with_available(parsed.error().message), text, parsed.error().pos);
+  const std::vector<TriggerCommand>& commands = *parsed;
   const std::string dir = raw_dir(system, event);
   Plan plan;
   plan.dirs.push_back(dir);
@@ -792,8 +792,9 @@ std::string Controller::translate_trigger_line(const Stable* s, const std::strin
 int Controller::read_trigger(std::size_t index, std::string& out) {
   const Stable& s = stable_.at(index);
   auto event = read_lock(s.dir);
-  std::string k;
-  if (int e = files_.read(s.dir + "/trigger", k)) return e;
+  auto kernel = files_.read(s.dir + "/trigger");
+  if (!kernel) return kernel.code();
+  const std::string& k = *kernel;
   std::lock_guard lock(state_mu_);
   const std::string saves = save_lines(s.dir);
   if (k.rfind("#", 0) == 0) {  // no triggers: the kernel's header, as it is
@@ -810,9 +811,9 @@ int Controller::read_raw(const std::string& system, const std::string& event, co
                          std::string& out) {
   const std::string dir = raw_dir(system, event);
   auto lock = read_lock(dir);
-  std::string k;
-  if (int e = files_.read(dir + "/" + file, k)) return e;
-  out = file == "filter" || file == "trigger" ? raw_with_names(dir, file, k) : k;
+  auto k = files_.read(dir + "/" + file);
+  if (!k) return k.code();
+  out = file == "filter" || file == "trigger" ? raw_with_names(dir, file, *k) : std::move(*k);
   return 0;
 }
 
@@ -837,16 +838,16 @@ VariableValues Controller::variables_now() const {
   return variables_;
 }
 
-bool Controller::condition_to_raw(const std::string& text, const Stable* names, TranslatedFilter& out,
-                                  FilterError& err) const {
+FilterResult Controller::condition_to_raw(const std::string& text, const Stable* names) const {
   const VariableValues vars = variables_now();
   // A raw condition without variables goes to the kernel as it was written.
   if (!names && !names_a_variable(text, vars)) {
+    TranslatedFilter out;
     out = TranslatedFilter{};
     out.raw = text;
-    return true;
+    return out;
   }
-  return translate_filter(text, names ? &names->fields : nullptr, &vars, out, err);
+  return translate_filter(text, names ? &names->fields : nullptr, &vars);
 }
 
 void Controller::note_use(VarUse use) { var_uses_.push_back(std::move(use)); }
@@ -902,9 +903,11 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const std::s
   } else {
     const std::string system = dir.substr(7, dir.find('/', 7) - 7);
     const std::string event = dir.substr(dir.find('/', 7) + 1);
-    std::string format, why;
-    if (tracefs_.read_format(system, event, format) != 0 || !parse_raw_format(system, format, raw, why))
+    auto format = tracefs_.read_format(system, event);
+    auto parsed = format ? parse_raw_format(system, *format) : Result<RawEvent>(format.error());
+    if (!parsed)
       return refuse(where, EINVAL, fmt::format("cannot read the format of {}:{}", system, event), text, sv.command_pos);
+    raw = std::move(parsed).value();
   }
   const RawField* f = raw.field(raw_name);
   if (!f) return refuse(where, EINVAL, "Field not found", text, field_pos);
@@ -912,9 +915,10 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const std::s
     return refuse(where, EINVAL, fmt::format("save takes an integer field; '{}' is not one", sv.field), text, field_pos);
   if (t.count) sv.spec.count = std::stoull(*t.count);
   if (t.has_filter) {
-    TranslatedFilter tf;
-    FilterError fe;
-    if (!condition_to_raw(t.filter, s, tf, fe)) return refuse(where, EINVAL, fe.message, text, t.filter_pos + fe.pos);
+    auto translated = condition_to_raw(t.filter, s);
+    if (!translated)
+      return refuse(where, EINVAL, translated.error().message, text, t.filter_pos + translated.error().pos);
+    const TranslatedFilter& tf = *translated;
     sv.spec.raw_filter = tf.raw;
     sv.condition = trimmed(t.filter);
     sv.variables = tf.variables;
@@ -938,14 +942,13 @@ int Controller::arm_saves(const std::string& where, const std::string&, const St
                           std::string_view text, std::vector<int>& armed) {
   for (const auto& sv : plan.saves) {
     if (sv.remove) continue;
-    std::string why;
-    const int id = captures_->arm(sv.spec, why);
-    if (id < 0) {
+    auto id = captures_->arm(sv.spec);
+    if (!id) {
       for (int a : armed) captures_->disarm(a);
       armed.clear();
-      return refuse(where, -id, why, std::string(text), sv.command_pos);
+      return refuse(where, id.code(), id.reason(), std::string(text), sv.command_pos);
     }
-    armed.push_back(id);
+    armed.push_back(*id);
   }
   return 0;
 }
@@ -1013,9 +1016,9 @@ std::string Controller::raw_with_names(const std::string& dir, const std::string
 
 int Controller::rewrite_trigger(const std::string& dir, const std::string& identity, const std::string& from,
                                 const std::string& to, KernelRefusal& why) {
-  std::string k;
-  if (int e = files_.read(dir + "/trigger", k)) return e;
-  for (const auto& line : lines_of(k)) {
+  auto k = files_.read(dir + "/trigger");
+  if (!k) return k.code();
+  for (const auto& line : lines_of(*k)) {
     if (line[0] == '#' || line_identity(line) != identity) continue;
     auto at = line.find(" if ");
     if (at == std::string::npos || line.substr(at + 4) != from) continue;
@@ -1045,9 +1048,9 @@ std::string Controller::reapply(const std::set<std::string>& changed) {
   std::string first_error;
   for (const auto& u : uses) {
     EventLocks locks(*this, {u.dir});
-    TranslatedFilter tf;
-    FilterError fe;
-    if (!condition_to_raw(u.text, u.names, tf, fe) || tf.raw == u.raw) continue;
+    auto translated = condition_to_raw(u.text, u.names);
+    if (!translated || translated->raw == u.raw) continue;
+    const TranslatedFilter& tf = *translated;
     KernelRefusal why;
     const int e = u.identity.empty() ? replace_filter(u.dir, tf.raw, why) : rewrite_trigger(u.dir, u.identity, u.raw, tf.raw, why);
     if (e) {
@@ -1066,12 +1069,9 @@ std::string Controller::reapply(const std::set<std::string>& changed) {
     }
   }
   for (const auto& sv : saves) {
-    TranslatedFilter tf;
-    FilterError fe;
-    std::string why;
-    if (condition_to_raw(sv.condition, sv.names, tf, fe) && captures_ && captures_->refilter(sv.id, tf.raw, why) != 0 &&
-        first_error.empty())
-      first_error = why;
+    auto translated = condition_to_raw(sv.condition, sv.names);
+    if (!translated || !captures_) continue;
+    if (Status set = captures_->refilter(sv.id, translated->raw); !set && first_error.empty()) first_error = set.reason();
   }
   return first_error;
 }
@@ -1099,9 +1099,9 @@ int Controller::write_variables(std::string_view data) {
   int err;
   if (!check_size(where, data, err)) return err;
   const std::string text = shown(data);
-  std::vector<VariableChange> changes;
-  VariableError ve;
-  if (!parse_variable_changes(data, reserved_names_, changes, ve)) return refuse(where, EINVAL, ve.message, text, ve.pos);
+  auto parsed = parse_variable_changes(data, reserved_names_);
+  if (!parsed) return refuse(where, EINVAL, parsed.error().message, text, parsed.error().pos);
+  const std::vector<VariableChange>& changes = *parsed;
   std::unique_lock one(variables_mu_);
   VariableValues before = variables_now(), after = before;
   for (const auto& c : changes) {

@@ -58,7 +58,7 @@ class Controller {
 
   // The mount's `trace_clock`: the instance's, as tracefs shows it (the
   // clock of the records' time stamps, selected one in brackets).
-  int read_trace_clock(std::string& out) const { return files_.read("trace_clock", out); }
+  Result<std::string> read_trace_clock() const { return files_.read("trace_clock"); }
 
   // The mount's `variables` file (eventfs(5), "Variables").
   int read_variables(std::string& out);
@@ -192,7 +192,7 @@ class Controller {
   };
   VariableValues variables_now() const;
   // Translates a condition in its names with the current values.
-  bool condition_to_raw(const std::string& text, const Stable* names, TranslatedFilter& out, FilterError& err) const;
+  FilterResult condition_to_raw(const std::string& text, const Stable* names) const;
   // Rewrites what names any of `changed` (caller holds no event lock); the
   // first refusal's message, or "".
   std::string reapply(const std::set<std::string>& changed);

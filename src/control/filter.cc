@@ -227,9 +227,8 @@ std::size_t TranslatedFilter::stable_pos_of(std::size_t raw_pos) const {
   return p < 0 ? 0 : static_cast<std::size_t>(p);
 }
 
-bool translate_filter(std::string_view stable, const FilterFieldMap& fields, TranslatedFilter& out,
-                      FilterError& err) {
-  return translate_filter(stable, &fields, nullptr, out, err);
+FilterResult translate_filter(std::string_view stable, const FilterFieldMap& fields) {
+  return translate_filter(stable, &fields, nullptr);
 }
 
 bool names_a_variable(std::string_view text, const VariableValues& vars) {
@@ -255,14 +254,11 @@ bool names_a_variable(std::string_view text, const VariableValues& vars) {
   return false;
 }
 
-bool translate_filter(std::string_view text, const FilterFieldMap* fields, const VariableValues* vars,
-                      TranslatedFilter& out, FilterError& err) {
+FilterResult translate_filter(std::string_view text, const FilterFieldMap* fields, const VariableValues* vars) {
   try {
-    out = FilterParser(text, fields, vars).run();
-    return true;
+    return FilterParser(text, fields, vars).run();
   } catch (const Fail& f) {
-    err = {f.message, f.pos};
-    return false;
+    return FilterError{f.message, f.pos};
   }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "control/variables.h"
+#include "error/result.h"
 #include "format/raw_event.h"
 
 namespace eventfs {
@@ -52,17 +53,17 @@ struct TranslatedFilter {
 // event matches it (pids are never negative).
 inline constexpr const char* kNeverFilter = "common_pid < 0";
 
-// Stable -> raw; false with an error (nothing to apply) when the filter is
-// malformed, names an unknown field, or uses a computed field in a way that
-// cannot be inverted.
-bool translate_filter(std::string_view stable, const FilterFieldMap& fields,
-                      TranslatedFilter& out, FilterError& err);
+using FilterResult = Result<TranslatedFilter, FilterError>;
+
+// Stable -> raw; an error (nothing to apply) when the filter is malformed,
+// names an unknown field, or uses a computed field in a way that cannot be
+// inverted.
+FilterResult translate_filter(std::string_view stable, const FilterFieldMap& fields);
 // The same with saved variables: a value that is a bare word naming one of
 // `vars` is replaced by the variable's value (the whole filter by
 // kNeverFilter while it is unset). With `fields` null the field names are
 // the kernel's (a raw event's filter) and are not checked.
-bool translate_filter(std::string_view text, const FilterFieldMap* fields, const VariableValues* vars,
-                      TranslatedFilter& out, FilterError& err);
+FilterResult translate_filter(std::string_view text, const FilterFieldMap* fields, const VariableValues* vars);
 
 // Whether a bare word of `text` (outside quotes) names one of `vars`.
 bool names_a_variable(std::string_view text, const VariableValues& vars);

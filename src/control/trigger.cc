@@ -49,7 +49,7 @@ std::string TriggerCommand::kernel_text(const std::string& kernel_target, const 
   return s;
 }
 
-bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out, FilterError& err) {
+TriggerResult parse_trigger(std::string_view text, TargetStyle style) {
   try {
     // A trailing newline (echo's) and blanks around the command are not part of it.
     std::size_t b = 0, e = text.size();
@@ -148,30 +148,22 @@ bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out
       if (!all_digits(*t.count)) throw Fail{"Invalid count", t.count_pos};
       if (parts.size() > next + 1) throw Fail{"Invalid command: too many ':' fields", parts[next + 1].second};
     }
-    out = std::move(t);
-    return true;
+    return t;
   } catch (const Fail& f) {
-    err = {f.message, f.pos};
-    return false;
+    return FilterError{f.message, f.pos};
   }
 }
 
-bool parse_triggers(std::string_view text, TargetStyle style, std::vector<TriggerCommand>& out, FilterError& err) {
-  out.clear();
+Result<std::vector<TriggerCommand>, FilterError> parse_triggers(std::string_view text, TargetStyle style) {
+  std::vector<TriggerCommand> out;
   const std::size_t n = text.size();
   for (std::size_t i = 0; i < n; ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
-      err = {"Invalid character in command", i};
-      return false;
-    }
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) return FilterError{"Invalid character in command", i};
   }
   std::size_t first = 0;
   while (first < n && std::isspace(static_cast<unsigned char>(text[first]))) ++first;
-  if (first == n) {
-    err = {"Empty command", 0};
-    return false;
-  }
+  if (first == n) return FilterError{"Empty command", 0};
   // Where commands begin.
   std::vector<std::size_t> starts;
   char quote = 0;
@@ -203,11 +195,11 @@ bool parse_triggers(std::string_view text, TargetStyle style, std::vector<Trigge
     // The command alone, where it stands in the text, so that positions are the text's.
     std::string alone(n, ' ');
     for (std::size_t i = b; i < e; ++i) alone[i] = text[i] == '\n' ? ' ' : text[i];
-    TriggerCommand t;
-    if (!parse_trigger(alone, style, t, err)) return false;
-    out.push_back(std::move(t));
+    auto t = parse_trigger(alone, style);
+    if (!t) return std::move(t).error();
+    out.push_back(std::move(t).value());
   }
-  return true;
+  return out;
 }
 
 std::vector<std::string> available_triggers_from(std::string_view text) {

@@ -40,7 +40,8 @@ enum class TargetStyle { Stable, Raw };
 // Parses one write. Fails (with the kernel's wording where it has one, and
 // the byte offset of the problem) on an unknown command, empty input, more than one line,
 // control bytes, a bad count, a missing target, an `if` without a filter.
-bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out, FilterError& err);
+using TriggerResult = Result<TriggerCommand, FilterError>;
+TriggerResult parse_trigger(std::string_view text, TargetStyle style);
 
 // Several commands in one write, as the 2013 proposal's first example has
 // them. A command begins at a known command name (trigger_command_words()),
@@ -49,8 +50,8 @@ bool parse_trigger(std::string_view text, TargetStyle style, TriggerCommand& out
 // the next one is its own (count, `if` filter; a newline is white space, so a
 // filter may go on over lines but ends where the next command begins). A
 // field or value spelled like a command name must be quoted. Positions in
-// `out` and `err` are offsets into `text`. At least one command.
-bool parse_triggers(std::string_view text, TargetStyle style, std::vector<TriggerCommand>& out, FilterError& err);
+// the commands and the error are offsets into `text`. At least one command.
+Result<std::vector<TriggerCommand>, FilterError> parse_triggers(std::string_view text, TargetStyle style);
 
 // Every trigger command the kernel has ever had (whether this one has it is
 // in its "Available triggers" list).

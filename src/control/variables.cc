@@ -58,9 +58,9 @@ std::string variable_name_problem(std::string_view name, const std::set<std::str
   return {};
 }
 
-bool parse_variable_changes(std::string_view text, const std::set<std::string>& reserved,
-                            std::vector<VariableChange>& out, VariableError& err) {
-  out.clear();
+Result<std::vector<VariableChange>, VariableError> parse_variable_changes(std::string_view text,
+                                                                          const std::set<std::string>& reserved) {
+  std::vector<VariableChange> out;
   std::size_t line_start = 0;
   while (line_start <= text.size()) {
     std::size_t line_end = text.find('\n', line_start);
@@ -71,10 +71,7 @@ bool parse_variable_changes(std::string_view text, const std::set<std::string>& 
     if (b < e) {
       for (std::size_t i = b; i < e; ++i) {
         unsigned char c = static_cast<unsigned char>(text[i]);
-        if ((c < 0x20 && c != '\t') || c == 0x7f) {
-          err = {"Invalid character", i};
-          return false;
-        }
+        if ((c < 0x20 && c != '\t') || c == 0x7f) return VariableError{"Invalid character", i};
       }
       std::string_view line = text.substr(b, e - b);
       VariableChange c;
@@ -96,29 +93,21 @@ bool parse_variable_changes(std::string_view text, const std::set<std::string>& 
           ++vpos;
         }
         std::int64_t v;
-        if (!parse_value(value, v)) {
-          err = {"Invalid value: a 64-bit integer (decimal, or hex with 0x) is expected", vpos};
-          return false;
-        }
+        if (!parse_value(value, v))
+          return VariableError{"Invalid value: a 64-bit integer (decimal, or hex with 0x) is expected", vpos};
         c.value = v;
       } else {
         c.kind = VariableChange::Kind::Declare;
       }
-      if (std::string why = variable_name_problem(name, reserved); !why.empty()) {
-        err = {why, name_pos};
-        return false;
-      }
+      if (std::string why = variable_name_problem(name, reserved); !why.empty()) return VariableError{why, name_pos};
       c.name = std::string(name);
       out.push_back(std::move(c));
     }
     if (line_end == text.size()) break;
     line_start = line_end + 1;
   }
-  if (out.empty()) {
-    err = {"Empty write: NAME=VALUE sets a variable, NAME declares one, !NAME removes one", 0};
-    return false;
-  }
-  return true;
+  if (out.empty()) return VariableError{"Empty write: NAME=VALUE sets a variable, NAME declares one, !NAME removes one", 0};
+  return out;
 }
 
 std::string variable_value_text(const std::optional<std::int64_t>& v) {

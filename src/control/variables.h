@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "error/result.h"
+
 namespace eventfs {
 
 // Name -> value; no value: declared but unset.
@@ -41,8 +43,8 @@ struct VariableError {
 
 // Parses a whole write (one change per line; blank lines are skipped).
 // `reserved` are the names a variable may not take (field names).
-bool parse_variable_changes(std::string_view text, const std::set<std::string>& reserved,
-                            std::vector<VariableChange>& out, VariableError& err);
+Result<std::vector<VariableChange>, VariableError> parse_variable_changes(std::string_view text,
+                                                                          const std::set<std::string>& reserved);
 
 // Why `name` cannot name a variable ("" if it can): it must be a C
 // identifier of at most kMaxVariableName bytes, not a field of the kernel's

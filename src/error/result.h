@@ -4,7 +4,9 @@
 // line for a person (stderr, error_log or a test's failure). Exceptions stay
 // inside the parsers that throw them and never cross a C callback; a bare
 // errno appears only at the VFS edge (the file behaviours' read/write and
-// the FUSE glue).
+// the FUSE glue). A parser whose failures carry more than a line (a
+// catalog's file:line, a filter's column for error_log's caret) returns a
+// Result<T, ItsError> with its own error type, in the same shape.
 #pragma once
 
 #include <cerrno>
@@ -22,14 +24,14 @@ struct Error {
 
 inline Error fail(int code, std::string reason) { return Error{code ? code : EIO, std::move(reason)}; }
 
-template <class T>
+template <class T, class E = Error>
 class [[nodiscard]] Result {
  public:
   template <class U = T>
-    requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::remove_cvref_t<U>, Error> &&
+    requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::remove_cvref_t<U>, E> &&
              !std::is_same_v<std::remove_cvref_t<U>, Result>)
   Result(U&& value) : v_(std::in_place_index<0>, std::forward<U>(value)) {}
-  Result(Error e) : v_(std::in_place_index<1>, std::move(e)) {}
+  Result(E e) : v_(std::in_place_index<1>, std::move(e)) {}
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -42,8 +44,9 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  const Error& error() const& { return std::get<1>(v_); }
-  Error&& error() && { return std::get<1>(std::move(v_)); }
+  const E& error() const& { return std::get<1>(v_); }
+  E&& error() && { return std::get<1>(std::move(v_)); }
+  // For Error (and error types with the same members).
   int code() const { return ok() ? 0 : error().code; }
   const std::string& reason() const {
     static const std::string none;
@@ -51,24 +54,25 @@ class [[nodiscard]] Result {
   }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
-template <>
-class [[nodiscard]] Result<void> {
+template <class E>
+class [[nodiscard]] Result<void, E> {
  public:
   Result() = default;
-  Result(Error e) : error_(std::move(e)), failed_(true) {}
+  Result(E e) : error_(std::move(e)), failed_(true) {}
 
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
-  const Error& error() const& { return error_; }
-  Error&& error() && { return std::move(error_); }
+  const E& error() const& { return error_; }
+  E&& error() && { return std::move(error_); }
+  // For Error (and error types with the same members).
   int code() const { return failed_ ? error_.code : 0; }
   const std::string& reason() const { return error_.reason; }
 
  private:
-  Error error_;
+  E error_{};
   bool failed_ = false;
 };
 

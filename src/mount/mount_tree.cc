@@ -59,15 +59,14 @@ std::string stable_format_text(const StableEvent& ev) { return render_format(ev.
 
 int raw_format_text(const Tracefs& tracefs, const std::string& system, const std::string& event,
                     std::string& out) {
-  std::string text;
-  if (int e = tracefs.read_format(system, event, text)) return e;
-  RawEvent raw;
-  std::string why;
-  if (!parse_raw_format(system, text, raw, why)) {
-    std::fprintf(stderr, "eventfs: raw/%s/%s/format: %s\n", system.c_str(), event.c_str(), why.c_str());
+  auto text = tracefs.read_format(system, event);
+  if (!text) return text.code();
+  auto raw = parse_raw_format(system, *text);
+  if (!raw) {
+    std::fprintf(stderr, "eventfs: raw/%s/%s/format: %s\n", system.c_str(), event.c_str(), raw.reason().c_str());
     return EIO;
   }
-  out = render_format(raw_format_fields(raw));
+  out = render_format(raw_format_fields(*raw));
   return 0;
 }
 
@@ -156,7 +155,13 @@ void add_error_log(NodeTree& tree, Controller& c) {
 
 void add_trace_clock(NodeTree& tree, Controller& c) {
   tree.add_file(tree.root(), "trace_clock", NodeTree::kReadOnlyMode,
-                control_file([&c](std::string& out) { return c.read_trace_clock(out); }, nullptr));
+                control_file(
+                    [&c](std::string& out) {
+                      auto clock = c.read_trace_clock();
+                      if (clock) out = std::move(clock).value();
+                      return clock.code();
+                    },
+                    nullptr));
 }
 
 void add_variables(NodeTree& tree, Controller& c) {

@@ -38,9 +38,8 @@ bool OwnMount::covered(const std::string& mountinfo) const {
 }
 
 std::string read_mountinfo() {
-  std::string text;
-  if (read_whole_file("/proc/self/mountinfo", text) != 0) text.clear();
-  return text;
+  auto text = read_whole_file("/proc/self/mountinfo");
+  return text ? std::move(text).value() : std::string();
 }
 
 MountWatch::MountWatch(OwnMount mount, std::function<void()> gone)

@@ -1,5 +1,8 @@
 #include "projection/binding.h"
 
+#include <cerrno>
+#include <optional>
+
 #include <fmt/format.h>
 
 namespace eventfs {
@@ -24,101 +27,93 @@ std::string describe_stable(const FormatField& d) {
 
 bool integer_width(unsigned bytes) { return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8; }
 
-// Can raw field `f` supply stable field `s` through `src`? Fills `out` if so.
-bool bind_field(const StableField& s, const FieldSource& src, const RawEvent& raw,
-                FieldBinding& out, std::string& why) {
+// Can raw field `f` supply stable field `s` through `src`? How, if so.
+Result<FieldBinding> bind_field(const StableField& s, const FieldSource& src, const RawEvent& raw) {
   const RawField* f = raw.field(src.raw_field);
-  if (!f) {
-    why = fmt::format("{} has no field '{}'", raw_name(raw), src.raw_field);
-    return false;
-  }
+  if (!f) return fail(ENOENT, fmt::format("{} has no field '{}'", raw_name(raw), src.raw_field));
+  FieldBinding out;
   out.stable = &s;
   out.raw = *f;
   const FormatField& d = s.decl;
   if (src.kind == FieldSource::Kind::TaskState) {
-    if (f->shape != FieldShape::Scalar || !integer_width(f->elem_bytes)) {
-      why = fmt::format("task_state({}) needs an integer, {} has {}", f->name, raw_name(raw),
-                        describe_raw(*f));
-      return false;
-    }
+    if (f->shape != FieldShape::Scalar || !integer_width(f->elem_bytes))
+      return fail(EINVAL, fmt::format("task_state({}) needs an integer, {} has {}", f->name, raw_name(raw),
+                                      describe_raw(*f)));
     auto it = raw.print_flags.find(f->name);
-    if (it == raw.print_flags.end() || it->second.empty()) {
-      why = fmt::format("task_state({}) needs a __print_flags() table for it in the print fmt of {}",
-                        f->name, raw_name(raw));
-      return false;
-    }
+    if (it == raw.print_flags.end() || it->second.empty())
+      return fail(EINVAL, fmt::format("task_state({}) needs a __print_flags() table for it in the print fmt of {}",
+                                      f->name, raw_name(raw)));
     out.conversion = Conversion::TaskState;
     out.states = it->second;
-    return true;
+    return out;
   }
   if (d.shape == FieldShape::Scalar) {
     if (f->shape == FieldShape::Scalar && integer_width(f->elem_bytes)) {
       out.conversion = Conversion::Integer;
-      return true;
+      return out;
     }
   } else if (d.type.bits == 8) {
     if (f->shape != FieldShape::Scalar && f->elem_bytes == 1) {
       out.conversion = Conversion::Bytes;
-      return true;
+      return out;
     }
   } else if (f->shape != FieldShape::Scalar && integer_width(f->elem_bytes)) {
     out.conversion = Conversion::IntegerArray;
-    return true;
+    return out;
   }
-  why = fmt::format("'{}' of {} is {}, which cannot supply {} {}", f->name, raw_name(raw),
-                    describe_raw(*f), describe_stable(d), d.name);
-  return false;
+  return fail(EINVAL, fmt::format("'{}' of {} is {}, which cannot supply {} {}", f->name, raw_name(raw),
+                                  describe_raw(*f), describe_stable(d), d.name));
 }
 
-bool bind_to(const StableEvent& ev, const RawEvent& raw, Binding& out, std::string& reason) {
+Result<Binding> bind_to(const StableEvent& ev, const RawEvent& raw) {
   Binding b;
   b.event = &ev;
   b.layout = layout_of(ev.format_fields());
   for (std::size_t i = 0; i < ev.fields.size(); ++i) {
     const StableField& s = ev.fields[i];
-    FieldBinding fb;
-    std::string why, first_why;
-    bool ok = false;
+    std::optional<Result<FieldBinding>> first;
+    std::optional<FieldBinding> fb;
     for (const auto& src : s.sources) {
-      if ((ok = bind_field(s, src, raw, fb, why))) break;
-      if (first_why.empty()) first_why = why;
+      auto bound = bind_field(s, src, raw);
+      if (bound) {
+        fb = std::move(bound).value();
+        break;
+      }
+      if (!first) first = std::move(bound);
     }
-    if (!ok) {
-      reason = fmt::format("field {}: {}", s.decl.name, first_why);
-      return false;
-    }
-    fb.slot = b.layout.slots[i];
-    b.fields.push_back(std::move(fb));
+    if (!fb) return fail(EINVAL, fmt::format("field {}: {}", s.decl.name, first ? first->reason() : ""));
+    fb->slot = b.layout.slots[i];
+    b.fields.push_back(std::move(*fb));
   }
   b.raw = raw;
-  out = std::move(b);
-  return true;
+  return b;
 }
 
 }  // namespace
 
-bool bind_stable_event(const StableEvent& ev, const RawEventLookup& lookup, Binding& out,
-                       std::string& reason) {
-  std::string first_reason;
+Result<Binding> bind_stable_event(const StableEvent& ev, const RawEventLookup& lookup) {
+  std::optional<Error> first;
   for (const auto& src : ev.sources) {
-    std::string why;
-    const RawEvent* raw = lookup(src, why);
-    if (raw && bind_to(ev, *raw, out, why)) return true;
-    if (first_reason.empty()) first_reason = why;
+    auto raw = lookup(src);
+    if (!raw) {
+      if (!first) first = raw.error();
+      continue;
+    }
+    auto bound = bind_to(ev, **raw);
+    if (bound) return bound;
+    if (!first) first = std::move(bound).error();
   }
-  reason = first_reason;
-  return false;
+  return first ? std::move(*first) : fail(ENOENT, "");
 }
 
 Resolution resolve_catalog(const Catalog& catalog, const RawEventLookup& lookup) {
   Resolution r;
   for (const auto& ev : catalog.events) {
-    Binding b;
-    std::string reason;
-    if (bind_stable_event(ev, lookup, b, reason))
-      r.available.push_back(std::move(b));
+    auto bound = bind_stable_event(ev, lookup);
+    if (bound)
+      r.available.push_back(std::move(bound).value());
     else
-      r.unavailable.emplace_back(ev.name, reason);
+      r.unavailable.emplace_back(ev.name, bound.reason());
   }
   return r;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "error/result.h"
 #include "format/named_types.h"
 #include "format/raw_event.h"
 #include "format/stable_layout.h"
@@ -36,13 +37,12 @@ struct Binding {
   RecordLayout layout;
 };
 
-// Looks a raw event up; returns nullptr and says why when it cannot supply one.
-using RawEventLookup = std::function<const RawEvent*(const RawEventName&, std::string& why)>;
+// Looks a raw event up: the event (never null), or why it cannot supply one.
+using RawEventLookup = std::function<Result<const RawEvent*>(const RawEventName&)>;
 
-// Binds one stable event, trying its raw sources in order. On failure returns
-// false and gives a one-line reason (for unavailable_events).
-bool bind_stable_event(const StableEvent& ev, const RawEventLookup& lookup, Binding& out,
-                       std::string& reason);
+// Binds one stable event, trying its raw sources in order. On failure the
+// first source's reason, one line (for unavailable_events).
+Result<Binding> bind_stable_event(const StableEvent& ev, const RawEventLookup& lookup);
 
 struct Resolution {
   std::vector<Binding> available;                              // catalog order

@@ -5,12 +5,14 @@
 
 #include <string>
 
+#include "error/result.h"
+
 namespace eventfs::record {
 
 inline constexpr const char* kCanonicalMount = "/sys/kernel/events";
 
-// From the text of /proc/self/mountinfo: the mount point, or "" and a
+// From the text of /proc/self/mountinfo: the mount point, or ENOENT with a
 // one-line reason (none mounted, or several and none canonical).
-std::string find_eventfs_mount(const std::string& mountinfo, std::string& why);
+Result<std::string> find_eventfs_mount(const std::string& mountinfo);
 
 }  // namespace eventfs::record

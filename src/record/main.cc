@@ -135,12 +135,11 @@ class Recording {
   // -m, or the eventfs mount there is.
   std::string mount_point() const {
     if (!opts_.mount.empty()) return opts_.mount;
-    std::string mountinfo, why;
-    if (int e = read_whole_file("/proc/self/mountinfo", mountinfo))
-      throw Failure{fmt::format("cannot read /proc/self/mountinfo: {}", std::strerror(e))};
-    std::string found = find_eventfs_mount(mountinfo, why);
-    if (found.empty()) throw Failure{why};
-    return found;
+    auto mountinfo = read_whole_file("/proc/self/mountinfo");
+    if (!mountinfo) throw Failure{fmt::format("cannot read /proc/self/mountinfo: {}", std::strerror(mountinfo.code()))};
+    auto found = find_eventfs_mount(*mountinfo);
+    if (!found) throw Failure{found.reason()};
+    return std::move(found).value();
   }
 
   int run() {

@@ -23,17 +23,10 @@ namespace {
 
 std::runtime_error error(const std::string& msg) { return std::runtime_error(msg); }
 
-// The whole of a file; false (errno set) when it cannot be read.
-bool read_file(const std::string& path, std::string& out) {
-  int e = read_whole_file(path, out);
-  errno = e;
-  return e == 0;
-}
-
 std::string must_read(const std::string& path) {
-  std::string s;
-  if (!read_file(path, s)) throw error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  return s;
+  auto s = read_whole_file(path);
+  if (!s) throw error(fmt::format("cannot read {}: {}", path, std::strerror(s.code())));
+  return std::move(s).value();
 }
 
 std::string trim(std::string s) {
@@ -231,12 +224,13 @@ namespace {
 // describe the same one.
 void check_header(const std::string& mount, MountLayout& l) {
   const std::string path = mount + "/header";
-  std::string text;
-  if (!read_file(path, text)) {
-    if (errno == ENOENT)
+  auto read = read_whole_file(path);
+  if (!read) {
+    if (read.code() == ENOENT)
       throw error(fmt::format("{} is not an eventfs mount (it has no 'header' file)", mount));
-    throw error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    throw error(fmt::format("cannot read {}: {}", path, std::strerror(read.code())));
   }
+  const std::string& text = *read;
   std::string section, header_text, lost_text;
   std::istringstream in(text);
   std::string line;
@@ -292,11 +286,11 @@ MountLayout read_mount(const std::string& mount, const std::vector<std::string>&
   if (::stat(mount.c_str(), &st) != 0) throw error(fmt::format("{}: {}", mount, std::strerror(errno)));
   if (!S_ISDIR(st.st_mode)) throw error(fmt::format("{} is not a directory", mount));
   check_header(mount, l);
-  std::string avail;
-  if (!read_file(mount + "/available_events", avail))
+  auto avail = read_whole_file(mount + "/available_events");
+  if (!avail)
     throw error(fmt::format("{} is not an eventfs mount (no readable available_events: {})", mount,
-                            std::strerror(errno)));
-  std::istringstream in(avail);
+                            std::strerror(avail.code())));
+  std::istringstream in(*avail);
   std::string line;
   while (std::getline(in, line))
     if (!(line = trim(line)).empty()) l.available.push_back(line);
@@ -339,8 +333,8 @@ MountLayout read_mount(const std::string& mount, const std::vector<std::string>&
     l.events.push_back(std::move(e));
   }
 
-  std::string clock;
-  if (read_file(mount + "/trace_clock", clock) && !selected_clock(clock).empty()) l.clock = selected_clock(clock);
+  if (auto clock = read_whole_file(mount + "/trace_clock"); clock && !selected_clock(*clock).empty())
+    l.clock = selected_clock(*clock);
 
   for (const auto& n : list_dir(mount + "/per_cpu")) {
     if (n.rfind("cpu", 0) != 0 || n.size() == 3 || n.find_first_not_of("0123456789", 3) != std::string::npos)

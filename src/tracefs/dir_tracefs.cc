@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include <fmt/format.h>
+
 #include "tracefs/file_io.h"
 #include "tracefs/tracefs.h"
 
@@ -49,10 +51,10 @@ class DirTracefs final : public Tracefs {
     return list_dirs(root_ + "/events/" + system);
   }
 
-  int read_format(const std::string& system, const std::string& event,
-                  std::string& out) const override {
-    if (!valid_component(system) || !valid_component(event)) return ENOENT;
-    return read_whole_file(root_ + "/events/" + system + "/" + event + "/format", out);
+  Result<std::string> read_format(const std::string& system, const std::string& event) const override {
+    if (!valid_component(system) || !valid_component(event))
+      return fail(ENOENT, fmt::format("{}:{}: not an event name", system, event));
+    return read_whole_file(root_ + "/events/" + system + "/" + event + "/format");
   }
 
   bool has_event_file(const std::string& system, const std::string& event,

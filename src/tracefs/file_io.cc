@@ -4,13 +4,21 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
 
 namespace eventfs {
+namespace {
 
-int read_whole_file(const std::string& path, std::string& out) {
+Error failed(const std::string& path, int e) { return fail(e, fmt::format("{}: {}", path, std::strerror(e))); }
+
+}  // namespace
+
+Result<std::string> read_whole_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  out.clear();
+  if (fd < 0) return failed(path, errno);
+  std::string out;
   char buf[8192];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
@@ -18,18 +26,18 @@ int read_whole_file(const std::string& path, std::string& out) {
     if (n < 0) {
       int e = errno;
       ::close(fd);
-      return e;
+      return failed(path, e);
     }
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
-  return 0;
+  return out;
 }
 
-int write_once(const std::string& path, std::string_view data, int extra_flags) {
+Status write_once(const std::string& path, std::string_view data, int extra_flags) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | extra_flags);
-  if (fd < 0) return errno;
+  if (fd < 0) return failed(path, errno);
   int err = 0;
   if (!data.empty()) {
     ssize_t n;
@@ -38,7 +46,8 @@ int write_once(const std::string& path, std::string_view data, int extra_flags) 
     if (n < 0) err = errno;
   }
   ::close(fd);
-  return err;
+  if (err) return failed(path, err);
+  return {};
 }
 
 }  // namespace eventfs

@@ -96,26 +96,29 @@ bool read_owner(const std::string& name, Owner& o) {
 
 // Written whole to a temporary file and renamed into place, so a reader
 // never sees a torn record.
-int write_owner(const std::string& name, const std::string& root, const std::string& dir) {
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0) return errno;
-  mkdir(kOwnerDir, 0755);
+Status write_owner(const std::string& name, const std::string& root, const std::string& dir) {
   std::string path = Instance::owner_record(name);
+  auto failed = [&](int e) {
+    return fail(e, fmt::format("cannot record the owner of {} in {}: {}", dir, path, std::strerror(e)));
+  };
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return failed(errno);
+  mkdir(kOwnerDir, 0755);
   std::string tmp = fmt::format("{}.{}.tmp", path, getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << getpid() << ' ' << start_time_of(getpid()) << ' ' << st.st_ino << ' ' << root << '\n';
     if (!out.flush()) {
       unlink(tmp.c_str());
-      return EIO;
+      return failed(EIO);
     }
   }
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     unlink(tmp.c_str());
-    return e;
+    return failed(e);
   }
-  return 0;
+  return {};
 }
 
 }  // namespace
@@ -179,33 +182,26 @@ Instance::Instance(std::string root, std::string name)
       handle_(nullptr) {}
 
 Instance::~Instance() {
-  remove();
+  (void)remove();  // says why on stderr when it cannot
   eventfs_tracefs_instance_free(handle_);
 }
 
-int Instance::open(const std::string& root, const std::string& name, std::unique_ptr<Instance>& out,
-                   std::string& message) {
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
-    message = fmt::format("instance={}: not a valid instance name", name);
-    return EINVAL;
-  }
+Result<std::unique_ptr<Instance>> Instance::open(const std::string& root, const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return fail(EINVAL, fmt::format("instance={}: not a valid instance name", name));
   std::unique_ptr<Instance> inst(new Instance(root, name));
   struct stat st;
   if (stat(inst->path_.c_str(), &st) == 0) {
     Owner o;
     // (There is one tracefs, whatever path it was found at: the root is not compared.)
-    if (!read_owner(name, o) || o.ino != st.st_ino) {
-      message = fmt::format(
-          "tracefs instance {} exists and was not made by eventfs; leaving it alone "
-          "(remove it with rmdir, or choose another with -o instance=NAME)",
-          inst->path_);
-      return EEXIST;
-    }
-    if (alive(o.pid) && start_time_of(o.pid) == o.start) {
-      message = fmt::format("tracefs instance {} is in use by eventfs (pid {}); choose another with -o instance=NAME",
-                            inst->path_, o.pid);
-      return EBUSY;
-    }
+    if (!read_owner(name, o) || o.ino != st.st_ino)
+      return fail(EEXIST, fmt::format("tracefs instance {} exists and was not made by eventfs; leaving it alone "
+                                      "(remove it with rmdir, or choose another with -o instance=NAME)",
+                                      inst->path_));
+    if (alive(o.pid) && start_time_of(o.pid) == o.start)
+      return fail(EBUSY, fmt::format(
+                             "tracefs instance {} is in use by eventfs (pid {}); choose another with -o instance=NAME",
+                             inst->path_, o.pid));
     // Left behind by a daemon that was killed: reclaim it.
     tracefs_instance* stale = eventfs_tracefs_instance_alloc(root.c_str(), name.c_str());
     if (stale) clear(stale, root);
@@ -213,36 +209,28 @@ int Instance::open(const std::string& root, const std::string& name, std::unique
     const bool gone = stale && eventfs_tracefs_instance_destroy(stale) == 0;
     const int e = gone ? 0 : errno ? errno : EIO;
     eventfs_tracefs_instance_free(stale);
-    if (!gone) {
-      message = fmt::format("cannot reclaim the stale instance {}: {}", inst->path_, std::strerror(e));
-      return e;
-    }
+    if (!gone) return fail(e, fmt::format("cannot reclaim the stale instance {}: {}", inst->path_, std::strerror(e)));
   }
   // (Made here, not with tracefs_instance_create(): that makes it under
   // libtracefs's own idea of the tracing directory, and eventfs makes it
   // under the tracefs it was given or found.)
   if (mkdir(inst->path_.c_str(), 0755) != 0) {
     int e = errno;
-    message = fmt::format("cannot create tracefs instance {}: {}", inst->path_, std::strerror(e));
-    return e;
+    return fail(e, fmt::format("cannot create tracefs instance {}: {}", inst->path_, std::strerror(e)));
   }
   // libtracefs's handle needs the instance to exist.
   inst->handle_ = eventfs_tracefs_instance_alloc(root.c_str(), name.c_str());
   if (!inst->handle_) {
     int e = errno ? errno : ENOMEM;
     rmdir(inst->path_.c_str());
-    message = fmt::format("cannot open tracefs instance {}: {}", inst->path_, std::strerror(e));
-    return e;
+    return fail(e, fmt::format("cannot open tracefs instance {}: {}", inst->path_, std::strerror(e)));
   }
   inst->owned_ = true;
-  if (int e = write_owner(name, root, inst->path_)) {
+  if (Status owner = write_owner(name, root, inst->path_); !owner) {
     eventfs_tracefs_instance_destroy(inst->handle_);
-    message = fmt::format("cannot record the owner of {} in {}: {}", inst->path_, owner_record(name),
-                          std::strerror(e));
-    return e;
+    return owner.error();
   }
-  out = std::move(inst);
-  return 0;
+  return inst;
 }
 
 int Instance::cpus() const {
@@ -252,10 +240,10 @@ int Instance::cpus() const {
   return n;
 }
 
-int Instance::record_owner() { return write_owner(name_, root_, path_); }
+Status Instance::record_owner() { return write_owner(name_, root_, path_); }
 
-int Instance::remove() {
-  if (!owned_) return 0;
+Status Instance::remove() {
+  if (!owned_) return {};
   owned_ = false;
   clear(handle_, root_);
   // The kernel refuses (EBUSY) while a process holds one of the instance's
@@ -275,51 +263,55 @@ int Instance::remove() {
   if (err) {
     // Cleared and disabled, but still there: the owner record stays, so that
     // the next daemon with this name reclaims it instead of refusing it.
-    std::fprintf(stderr,
-                 "eventfs: cannot remove the tracefs instance %s: %s (a process holds one of its files); it "
-                 "is left cleared and disabled, and the next eventfs with -o instance=%s reclaims it\n",
-                 path_.c_str(), std::strerror(err), name_.c_str());
-    return err;
+    Error why = fail(err, fmt::format("cannot remove the tracefs instance {}: {} (a process holds one of its files); it "
+                                      "is left cleared and disabled, and the next eventfs with -o instance={} reclaims it",
+                                      path_, std::strerror(err), name_));
+    std::fprintf(stderr, "eventfs: %s\n", why.reason.c_str());
+    return why;
   }
   unlink(owner_record(name_).c_str());
-  return 0;
+  return {};
 }
 
-int Instance::read(const std::string& rel, std::string& out) const {
+Error Instance::failed(const std::string& rel, int err, int otherwise) const {
+  const int e = err ? err : otherwise;
+  return fail(e, fmt::format("{}/{}: {}", path_, rel, std::strerror(e)));
+}
+
+Result<std::string> Instance::read(const std::string& rel) const {
   errno = 0;
   int size = 0;
   char* text = eventfs_tracefs_instance_file_read(handle_, rel.c_str(), &size);
   if (!text) {
-    if (errno) return errno;
-    out.clear();  // an empty file
-    return 0;
+    if (errno) return failed(rel, errno, EIO);
+    return std::string();  // an empty file
   }
-  out.assign(text, static_cast<std::size_t>(std::max(size, 0)));
+  std::string out(text, static_cast<std::size_t>(std::max(size, 0)));
   std::free(text);
-  return 0;
+  return out;
 }
 
-int Instance::write(const std::string& rel, std::string_view data) const {
+Status Instance::write(const std::string& rel, std::string_view data) const {
   // Appended (O_APPEND, never O_TRUNC, which clears a trigger file's hist
   // triggers), one write(2); the kernel reads the text to its first NUL.
   const std::string text(data);
   errno = 0;
-  if (eventfs_tracefs_instance_file_append(handle_, rel.c_str(), text.c_str()) < 0) return errno ? errno : EIO;
-  return 0;
+  if (eventfs_tracefs_instance_file_append(handle_, rel.c_str(), text.c_str()) < 0) return failed(rel, errno, EIO);
+  return {};
 }
 
-int Instance::truncate(const std::string& rel) const {
+Status Instance::truncate(const std::string& rel) const {
   errno = 0;
-  if (eventfs_tracefs_instance_file_clear(handle_, rel.c_str()) < 0) return errno ? errno : EIO;
-  return 0;
+  if (eventfs_tracefs_instance_file_clear(handle_, rel.c_str()) < 0) return failed(rel, errno, EIO);
+  return {};
 }
 
-int Instance::disable_option(const std::string& option) const {
+Status Instance::disable_option(const std::string& option) const {
   errno = 0;
-  if (eventfs_tracefs_option_disable(handle_, option.c_str()) < 0) return errno ? errno : EINVAL;
-  return 0;
+  if (eventfs_tracefs_option_disable(handle_, option.c_str()) < 0) return failed("options/" + option, errno, EINVAL);
+  return {};
 }
 
-int Instance::set_subbuf_kb(unsigned kb) const { return write("buffer_subbuf_size_kb", std::to_string(kb)); }
+Status Instance::set_subbuf_kb(unsigned kb) const { return write("buffer_subbuf_size_kb", std::to_string(kb)); }
 
 }  // namespace eventfs

@@ -10,20 +10,23 @@
 #include <string_view>
 #include <vector>
 
+#include "error/result.h"
+
 struct tracefs_instance;
 
 namespace eventfs {
 
 // Reads and writes of files inside an instance, by path relative to it
 // ("events/sched/sched_switch/trigger"). Each write is one write(2), as the
-// kernel parses control files per write. Returns 0 or an errno.
+// kernel parses control files per write. A failure's code is the errno the
+// kernel gave (ENOENT: no such file).
 class InstanceFiles {
  public:
   virtual ~InstanceFiles() = default;
-  virtual int read(const std::string& rel, std::string& out) const = 0;
-  virtual int write(const std::string& rel, std::string_view data) const = 0;
+  virtual Result<std::string> read(const std::string& rel) const = 0;
+  virtual Status write(const std::string& rel, std::string_view data) const = 0;
   // Opens with O_TRUNC and writes nothing (clears error_log).
-  virtual int truncate(const std::string& rel) const = 0;
+  virtual Status truncate(const std::string& rel) const = 0;
   virtual const std::string& path() const = 0;
 };
 
@@ -31,15 +34,14 @@ class Instance final : public InstanceFiles {
  public:
   // Creates instances/<name> under the tracefs at `root`, or reclaims one that
   // an eventfs daemon which is no longer running left behind. Refuses (with a
-  // one-line message) an instance that another program made or that a live
-  // eventfs daemon owns.
-  static int open(const std::string& root, const std::string& name, std::unique_ptr<Instance>& out,
-                  std::string& message);
+  // one-line reason) an instance that another program made (EEXIST) or that
+  // a live eventfs daemon owns (EBUSY).
+  static Result<std::unique_ptr<Instance>> open(const std::string& root, const std::string& name);
   ~Instance() override;
 
-  int read(const std::string& rel, std::string& out) const override;
-  int write(const std::string& rel, std::string_view data) const override;
-  int truncate(const std::string& rel) const override;
+  Result<std::string> read(const std::string& rel) const override;
+  Status write(const std::string& rel, std::string_view data) const override;
+  Status truncate(const std::string& rel) const override;
   const std::string& path() const override { return path_; }
 
   // Removes every trigger (the kernel needs that before the events can go),
@@ -47,19 +49,19 @@ class Instance final : public InstanceFiles {
   // While a process holds one of its files the kernel keeps the instance:
   // removal waits a few seconds for it, then says so on stderr, keeps the
   // ownership record (the next daemon of that name reclaims the instance) and
-  // returns the errno. Idempotent; also run by the destructor.
-  int remove();
+  // fails with the errno. Idempotent; also run by the destructor.
+  Status remove();
 
   // CPUs with a ring in the instance (per_cpu/cpuN).
   int cpus() const;
-  // The instance's options/<option> set to 0 ("block", say); 0 or an errno.
-  int disable_option(const std::string& option) const;
-  // Its sub-buffers' size (buffer_subbuf_size_kb, Linux >= 6.8); 0 or an errno.
-  int set_subbuf_kb(unsigned kb) const;
+  // The instance's options/<option> set to 0 ("block", say).
+  Status disable_option(const std::string& option) const;
+  // Its sub-buffers' size (buffer_subbuf_size_kb, Linux >= 6.8).
+  Status set_subbuf_kb(unsigned kb) const;
 
   // Records this process as the owner (again: after the daemon goes to the
   // background, in a new process).
-  int record_owner();
+  Status record_owner();
 
   // Where the ownership records of instances live.
   static std::string owner_record(const std::string& name);
@@ -68,6 +70,8 @@ class Instance final : public InstanceFiles {
 
  private:
   Instance(std::string root, std::string name);
+  // "PATH/REL: strerror(err)", with `otherwise` when libtracefs left errno 0.
+  Error failed(const std::string& rel, int err, int otherwise) const;
   std::string root_, name_, path_;
   tracefs_instance* handle_;  // libtracefs's handle of the instance (freed with it)
   bool owned_ = false;  // created by this process: only then is it removed

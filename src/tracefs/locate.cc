@@ -25,34 +25,30 @@ std::string tracefs_in_mountinfo(const std::string& mountinfo) {
   return found;
 }
 
-int locate_tracefs(std::string& path, std::string& message) {
-  std::string mountinfo;
-  read_whole_file("/proc/self/mountinfo", mountinfo);
-  path = tracefs_in_mountinfo(mountinfo);
-  if (!path.empty()) return 0;
+Result<std::string> locate_tracefs() {
+  auto mountinfo = read_whole_file("/proc/self/mountinfo");
+  std::string path = tracefs_in_mountinfo(mountinfo ? *mountinfo : std::string());
+  if (!path.empty()) return path;
   if (mount("nodev", kDefaultTracefsMount, "tracefs", 0, nullptr) != 0) {
     int e = errno;
-    message = fmt::format("tracefs is not mounted, and mounting it at {} failed: {}",
-                          kDefaultTracefsMount, std::strerror(e));
-    return e;
+    return fail(e, fmt::format("tracefs is not mounted, and mounting it at {} failed: {}", kDefaultTracefsMount,
+                               std::strerror(e)));
   }
-  path = kDefaultTracefsMount;
-  return 0;
+  return std::string(kDefaultTracefsMount);
 }
 
-int given_tracefs(const std::string& dir, std::string& path, std::string& message) {
+Result<std::string> given_tracefs(const std::string& dir) {
   // The daemon moves to / when it goes to the background: keep the path absolute.
   char* real = realpath(dir.c_str(), nullptr);
-  path = real ? real : dir;
+  std::string path = real ? real : dir;
   std::free(real);
   struct stat st;
   const std::string events = path + "/events";
   if (stat(events.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     int e = errno ? errno : ENOTDIR;
-    message = "tracefs=" + path + ": no events/ directory there (" + std::strerror(e) + ")";
-    return e;
+    return fail(e, "tracefs=" + path + ": no events/ directory there (" + std::strerror(e) + ")");
   }
-  return 0;
+  return path;
 }
 
 }  // namespace eventfs

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "error/result.h"
+
 namespace eventfs {
 
 inline constexpr const char* kDefaultTracefsMount = "/sys/kernel/tracing";
@@ -12,11 +14,11 @@ inline constexpr const char* kDefaultTracefsMount = "/sys/kernel/tracing";
 std::string tracefs_in_mountinfo(const std::string& mountinfo);
 
 // Finds tracefs in /proc/self/mountinfo; if none is mounted, mounts one at
-// /sys/kernel/tracing. Returns 0 or an errno, and a one-line message on error.
-int locate_tracefs(std::string& path, std::string& message);
+// /sys/kernel/tracing. Its path, or why it cannot be had.
+Result<std::string> locate_tracefs();
 
-// The tracefs (or copy of its tree) given with -o tracefs=DIR, made absolute:
-// 0, or an errno and a one-line message when it has no events/ directory.
-int given_tracefs(const std::string& dir, std::string& path, std::string& message);
+// The tracefs (or copy of its tree) given with -o tracefs=DIR, made absolute;
+// an error when it has no events/ directory.
+Result<std::string> given_tracefs(const std::string& dir);
 
 }  // namespace eventfs

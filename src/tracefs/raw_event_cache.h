@@ -14,16 +14,12 @@ namespace eventfs {
 class RawEventCache {
  public:
   explicit RawEventCache(const Tracefs& tracefs) : tracefs_(tracefs) {}
-  // nullptr with a reason when the kernel has no such event or its format
-  // cannot be parsed.
-  const RawEvent* get(const RawEventName& name, std::string& why);
+  // The event, or why not: ENOENT when the kernel has no such event, else
+  // the format could not be read or parsed. Failures are kept too.
+  Result<const RawEvent*> get(const RawEventName& name);
 
  private:
-  struct Entry {
-    bool ok = false;
-    RawEvent event;
-    std::string why;
-  };
+  using Entry = Result<RawEvent>;
   const Tracefs& tracefs_;
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, Entry> cache_;

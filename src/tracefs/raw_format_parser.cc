@@ -127,20 +127,15 @@ void collect_tables(const tep_print_arg* a, RawEvent& out) {
 
 }  // namespace
 
-bool parse_raw_format(const std::string& system, const std::string& text, RawEvent& out,
-                      std::string& error) {
+Result<RawEvent> parse_raw_format(const std::string& system, const std::string& text) {
   std::unique_ptr<tep_handle, TepDeleter> tep(tep_alloc());
-  if (!tep) {
-    error = "out of memory";
-    return false;
-  }
+  if (!tep) return fail(ENOMEM, "out of memory");
   tep_event* ev = nullptr;
   enum tep_errno rc = tep_parse_format(tep.get(), &ev, text.data(), text.size(), system.c_str());
   if (rc != TEP_ERRNO__SUCCESS || !ev) {
     char buf[256] = "unknown error";
     tep_strerror(tep.get(), rc, buf, sizeof buf);
-    error = fmt::format("libtraceevent cannot parse the format: {}", buf);
-    return false;
+    return fail(EINVAL, fmt::format("libtraceevent cannot parse the format: {}", buf));
   }
   RawEvent r;
   r.system = ev->system ? ev->system : system;
@@ -151,8 +146,7 @@ bool parse_raw_format(const std::string& system, const std::string& text, RawEve
   for (const tep_format_field* f = ev->format.fields; f; f = f->next)
     r.fields.push_back(convert_field(f));
   collect_tables(ev->print_fmt.args, r);
-  out = std::move(r);
-  return true;
+  return r;
 }
 
 }  // namespace eventfs

@@ -3,12 +3,12 @@
 
 #include <string>
 
+#include "error/result.h"
 #include "format/raw_event.h"
 
 namespace eventfs {
 
-// Returns false with a one-line reason when libtraceevent cannot parse it.
-bool parse_raw_format(const std::string& system, const std::string& text, RawEvent& out,
-                      std::string& error);
+// The event, or EINVAL with a one-line reason when libtraceevent cannot parse it.
+Result<RawEvent> parse_raw_format(const std::string& system, const std::string& text);
 
 }  // namespace eventfs

@@ -51,10 +51,10 @@ bool RingFiles::read_overrun(int cpu, std::uint64_t& out) const {
 
 std::string RingFiles::first_of(const char* rel, std::string* where) const {
   for (const std::string& p : {path_ + "/" + rel, path_ + "/../../" + rel}) {
-    std::string text;
-    if (read_whole_file(p, text) == 0 && !text.empty()) {
+    auto text = read_whole_file(p);
+    if (text && !text->empty()) {
       if (where) *where = p;
-      return text;
+      return std::move(text).value();
     }
   }
   return {};
@@ -67,9 +67,9 @@ std::string RingFiles::header_event(std::string* where) const { return first_of(
 std::string RingFiles::saved_cmdlines() const { return first_of("saved_cmdlines", nullptr); }
 
 std::uint32_t RingFiles::subbuf_bytes() const {
-  std::string kb;
-  if (read_whole_file(path_ + "/buffer_subbuf_size_kb", kb) != 0) return 0;
-  unsigned long v = std::strtoul(kb.c_str(), nullptr, 10);
+  auto kb = read_whole_file(path_ + "/buffer_subbuf_size_kb");
+  if (!kb) return 0;
+  unsigned long v = std::strtoul(kb->c_str(), nullptr, 10);
   return v > 0 && v <= 1024 ? static_cast<std::uint32_t>(v * 1024) : 0;
 }
 

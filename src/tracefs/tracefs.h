@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "error/result.h"
+
 namespace eventfs {
 
 class Tracefs {
@@ -19,9 +21,8 @@ class Tracefs {
   virtual std::vector<std::string> systems() const = 0;
   // Events of one system, sorted; empty if the system does not exist.
   virtual std::vector<std::string> events(const std::string& system) const = 0;
-  // The text of events/<system>/<event>/format; 0 or an errno.
-  virtual int read_format(const std::string& system, const std::string& event,
-                          std::string& out) const = 0;
+  // The text of events/<system>/<event>/format (ENOENT: no such event).
+  virtual Result<std::string> read_format(const std::string& system, const std::string& event) const = 0;
   // Whether events/<system>/<event>/<file> exists (ftrace's own events, say,
   // have no enable or filter).
   virtual bool has_event_file(const std::string& system, const std::string& event,

@@ -64,17 +64,14 @@ struct Kernel {
   explicit Kernel(const std::string& name) : fx(name) {
     for (const auto& sys : fx.tracefs->systems())
       for (const auto& ev : fx.tracefs->events(sys)) {
-        std::string why;
-        if (fx.raw.get({sys, ev}, why)) present.emplace(sys, ev);
+        if (fx.raw.get({sys, ev})) present.emplace(sys, ev);
       }
     FUZZ_CHECK(!present.empty());
   }
-  const RawEvent* lookup(const RawEventName& n, std::string& why) {
-    if (!present.count({n.system, n.event})) {
-      why = "this kernel has no raw event " + n.system + ":" + n.event;
-      return nullptr;
-    }
-    return fx.raw.get(n, why);
+  Result<const RawEvent*> lookup(const RawEventName& n) {
+    if (!present.count({n.system, n.event}))
+      return fail(ENOENT, "this kernel has no raw event " + n.system + ":" + n.event);
+    return fx.raw.get(n);
   }
   testing::ResolvedFixture fx;
   std::set<std::pair<std::string, std::string>> present;
@@ -175,8 +172,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::memcpy(&ts, rec.get(), std::min<std::size_t>(rec_len, 8));
 
   Catalog cat;
-  CatalogError err;
-  if (!parse_catalog(text, "fuzz.catalog", cat, err)) {
+  if (auto parsed = parse_catalog(text, "fuzz.catalog", cat); !parsed) {
+    const CatalogError& err = parsed.error();
     FUZZ_CHECK(cat.events.empty());
     FUZZ_CHECK(!err.message.empty() && err.line >= 0);
     FUZZ_CHECK(!err.str().empty());
@@ -185,7 +182,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Parsed again after the builtin catalog: the same events, or a refusal
   // (a duplicate) that leaves the builtin ones as they were.
   Catalog merged = builtin();
-  if (parse_catalog(text, "fuzz.catalog", merged, err))
+  if (parse_catalog(text, "fuzz.catalog", merged))
     FUZZ_CHECK(merged.events.size() == builtin().events.size() + cat.events.size());
   else
     FUZZ_CHECK(merged.events.size() == builtin().events.size());
@@ -196,7 +193,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   for (auto& k : kernels()) {
     const Resolution res =
-        resolve_catalog(cat, [&k](const RawEventName& n, std::string& why) { return k->lookup(n, why); });
+        resolve_catalog(cat, [&k](const RawEventName& n) { return k->lookup(n); });
     FUZZ_CHECK(res.available.size() + res.unavailable.size() == cat.events.size());
     for (const auto& [name, reason] : res.unavailable) FUZZ_CHECK(!name.empty() && !reason.empty());
     for (const Binding& b : res.available) exercise(b, rec.get(), static_cast<std::uint32_t>(rec_len), ts);

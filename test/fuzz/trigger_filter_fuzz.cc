@@ -78,8 +78,7 @@ const std::vector<FieldMaps>& all_maps() {
       v.push_back(maps_of(*b));
     }
     Catalog c;
-    CatalogError err;
-    FUZZ_CHECK(parse_catalog(kRenamingCatalog, "fuzz.catalog", c, err));
+    FUZZ_CHECK(parse_catalog(kRenamingCatalog, "fuzz.catalog", c));
     testing::ResolvedFixture fx("linux-6.18", c);
     const Binding* b = fx.binding("fuzz_switch");
     FUZZ_CHECK(b);
@@ -94,13 +93,13 @@ bool names(std::string_view text, std::size_t pos, const std::string& piece) {
 }
 
 void check_trigger(std::string_view text, TargetStyle style) {
-  TriggerCommand t;
-  FilterError err;
-  if (!parse_trigger(text, style, t, err)) {
-    FUZZ_CHECK(!err.message.empty());
-    FUZZ_CHECK(err.pos <= text.size());
+  auto parsed = parse_trigger(text, style);
+  if (!parsed) {
+    FUZZ_CHECK(!parsed.error().message.empty());
+    FUZZ_CHECK(parsed.error().pos <= text.size());
     return;
   }
+  const TriggerCommand& t = *parsed;
   FUZZ_CHECK(!t.command.empty() && names(text, t.command_pos, t.command));
   if (t.remove) FUZZ_CHECK(t.command_pos > 0 && text[t.command_pos - 1] == '!');
   if (t.takes_target()) FUZZ_CHECK(!t.target.empty());
@@ -119,8 +118,9 @@ void check_trigger(std::string_view text, TargetStyle style) {
     FUZZ_CHECK(t.save_variable() == t.target.substr(0, eq));
   } else if (t.command != "hist") {
     const std::string again_text = t.kernel_text(t.target, t.filter);
-    TriggerCommand again;
-    FUZZ_CHECK(parse_trigger(again_text, style, again, err));
+    auto reparsed = parse_trigger(again_text, style);
+    FUZZ_CHECK(reparsed);
+    const TriggerCommand& again = *reparsed;
     FUZZ_CHECK(again.remove == t.remove && again.command == t.command && again.target == t.target);
     FUZZ_CHECK(again.count == t.count && again.has_filter == t.has_filter && again.filter == t.filter);
   }
@@ -130,13 +130,13 @@ void check_trigger(std::string_view text, TargetStyle style) {
 // the text (a newline inside a command is white space, as the parser sees
 // it), commands come in text order, and each alone parses the same.
 void check_triggers(std::string_view text, TargetStyle style) {
-  std::vector<TriggerCommand> all;
-  FilterError err;
-  if (!parse_triggers(text, style, all, err)) {
-    FUZZ_CHECK(!err.message.empty());
-    FUZZ_CHECK(err.pos <= text.size());
+  auto parsed = parse_triggers(text, style);
+  if (!parsed) {
+    FUZZ_CHECK(!parsed.error().message.empty());
+    FUZZ_CHECK(parsed.error().pos <= text.size());
     return;
   }
+  const std::vector<TriggerCommand>& all = *parsed;
   FUZZ_CHECK(!all.empty());
   std::string flat(text);
   for (char& c : flat)
@@ -149,21 +149,22 @@ void check_triggers(std::string_view text, TargetStyle style) {
     if (!t.target.empty() && t.command != "hist") FUZZ_CHECK(t.target_pos <= flat.size());
     if (t.count) FUZZ_CHECK(names(flat, t.count_pos, *t.count));
     if (t.has_filter) FUZZ_CHECK(names(flat, t.filter_pos, t.filter));
-    TriggerCommand alone;
-    FUZZ_CHECK(parse_trigger(t.source, style, alone, err));
+    auto reparsed = parse_trigger(t.source, style);
+    FUZZ_CHECK(reparsed);
+    const TriggerCommand& alone = *reparsed;
     FUZZ_CHECK(alone.command == t.command && alone.target == t.target && alone.count == t.count);
     FUZZ_CHECK(alone.filter == t.filter && alone.remove == t.remove);
   }
 }
 
 void check_filter(std::string_view stable, const FieldMaps& m) {
-  TranslatedFilter tf;
-  FilterError err;
-  if (!translate_filter(stable, m.fields, tf, err)) {
-    FUZZ_CHECK(!err.message.empty());
-    FUZZ_CHECK(err.pos <= stable.size());
+  auto translated = translate_filter(stable, m.fields);
+  if (!translated) {
+    FUZZ_CHECK(!translated.error().message.empty());
+    FUZZ_CHECK(translated.error().pos <= stable.size());
     return;
   }
+  const TranslatedFilter& tf = *translated;
   // Only the spans changed: putting their stable text back gives the
   // stable text, and a raw position outside them maps to the same byte.
   std::string back;
@@ -206,10 +207,10 @@ void check_filter(std::string_view stable, const FieldMaps& m) {
 // and the variables file's grammar.
 void check_variables(std::string_view text, const FilterFieldMap* fields) {
   static const VariableValues vars = {{"v", 7}, {"w", std::nullopt}, {"neg", -5}};
-  TranslatedFilter tf;
-  FilterError err;
-  if (!translate_filter(text, fields, &vars, tf, err)) {
-    FUZZ_CHECK(!err.message.empty() && err.pos <= text.size());
+  auto translated = translate_filter(text, fields, &vars);
+  const TranslatedFilter& tf = translated ? *translated : TranslatedFilter{};
+  if (!translated) {
+    FUZZ_CHECK(!translated.error().message.empty() && translated.error().pos <= text.size());
   } else if (tf.unset_variable) {
     FUZZ_CHECK(tf.raw == kNeverFilter && tf.spans.empty() && tf.variables.count("w"));
   } else {
@@ -226,17 +227,16 @@ void check_variables(std::string_view text, const FilterFieldMap* fields) {
     for (const auto& name : tf.variables) FUZZ_CHECK(vars.count(name));
   }
   if (!tf.variables.empty()) FUZZ_CHECK(names_a_variable(text, vars));
-  std::vector<VariableChange> changes;
-  VariableError verr;
-  if (parse_variable_changes(text, {"prev_pid"}, changes, verr)) {
-    FUZZ_CHECK(!changes.empty());
-    for (const auto& c : changes) {
+  if (auto changes = parse_variable_changes(text, {"prev_pid"})) {
+    FUZZ_CHECK(!changes->empty());
+    for (const auto& c : *changes) {
       FUZZ_CHECK(variable_name_problem(c.name, {"prev_pid"}).empty());
       FUZZ_CHECK((c.kind == VariableChange::Kind::Set) == c.value.has_value());
     }
-    FUZZ_CHECK(variables_text({{changes[0].name, changes[0].value}}).find(changes[0].name) == 0);
+    const VariableChange& first = changes->front();
+    FUZZ_CHECK(variables_text({{first.name, first.value}}).find(first.name) == 0);
   } else {
-    FUZZ_CHECK(!verr.message.empty() && verr.pos <= text.size());
+    FUZZ_CHECK(!changes.error().message.empty() && changes.error().pos <= text.size());
   }
 }
 
@@ -282,9 +282,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_filter(text, m);
     check_variables(text, &m.fields);
     // The filter of a trigger, as the controller translates it.
-    TriggerCommand t;
-    FilterError err;
-    if (parse_trigger(text, TargetStyle::Stable, t, err) && t.has_filter) check_filter(t.filter, m);
+    if (auto t = parse_trigger(text, TargetStyle::Stable); t && t->has_filter) check_filter(t->filter, m);
     rename_filter_fields(text, m.raw_to_stable);
   }
   FUZZ_CHECK(rename_filter_fields(text, {}) == text);

@@ -256,19 +256,15 @@ TEST_F(LiveRingTest, OverwrittenEventsAreReportedLost) {
 // Decoded fields match libtraceevent's reading of the same raw records.
 TEST_F(LiveRingTest, ProjectionAgreesWithLibtraceevent) {
   Catalog cat;
-  CatalogError cerr;
-  ASSERT_TRUE(parse_catalog("STABLE_EVENT(marker, ftrace:print, id=100,\n"
-                            "  __field(u64, ip) = ip\n  __array(char, buf, 64) = buf\n)\n",
-                            "live-test", cat, cerr))
-      << cerr.str();
+  auto parsed = parse_catalog("STABLE_EVENT(marker, ftrace:print, id=100,\n"
+                              "  __field(u64, ip) = ip\n  __array(char, buf, 64) = buf\n)\n",
+                              "live-test", cat);
+  ASSERT_TRUE(parsed) << parsed.error().str();
   auto tfs = open_tracefs_dir(path_);
   RawEventCache cache(*tfs);
-  Binding b;
-  std::string why;
-  ASSERT_TRUE(bind_stable_event(cat.events[0], [&](const RawEventName& n, std::string& w) { return cache.get(n, w); },
-                                b, why))
-      << why;
-  std::vector<Binding> bindings{b};  // outlives the table
+  auto bound = bind_stable_event(cat.events[0], [&](const RawEventName& n) { return cache.get(n); });
+  ASSERT_TRUE(bound) << bound.reason();
+  std::vector<Binding> bindings{*bound};  // outlives the table
   ProjectionTable table(bindings);
   const Projection& proj = table.projections()[0];
   TextFormat text = TextFormat::compile(table.projections()[0].binding());

@@ -102,8 +102,7 @@ TEST(Binding, FieldAlternativesPickTheNameTheKernelHas) {
 
 Catalog parse(const char* text) {
   Catalog c;
-  CatalogError err;
-  if (!parse_catalog(text, "t.catalog", c, err)) throw std::runtime_error(err.str());
+  if (auto parsed = parse_catalog(text, "t.catalog", c); !parsed) throw std::runtime_error(parsed.error().str());
   return c;
 }
 

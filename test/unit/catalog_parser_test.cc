@@ -13,19 +13,30 @@
 namespace eventfs {
 namespace {
 
+// Success, or the error's "file:line: message" as the failure.
+::testing::AssertionResult Ok(const CatalogResult& r) {
+  if (r) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.error().str();
+}
+
+// The error of a result that must be one.
+CatalogError ErrorOf(const CatalogResult& r) {
+  EXPECT_FALSE(r) << "accepted";
+  return r ? CatalogError{} : r.error();
+}
+
 Catalog parse_ok(std::string_view text) {
   Catalog c;
-  CatalogError err;
-  EXPECT_TRUE(parse_catalog(text, "test.catalog", c, err)) << err.str();
+  EXPECT_TRUE(Ok(parse_catalog(text, "test.catalog", c)));
   return c;
 }
 
 CatalogError parse_bad(std::string_view text) {
   Catalog c;
-  CatalogError err;
-  EXPECT_FALSE(parse_catalog(text, "bad.catalog", c, err)) << "accepted:\n" << text;
+  auto parsed = parse_catalog(text, "bad.catalog", c);
+  EXPECT_FALSE(parsed) << "accepted:\n" << text;
   EXPECT_TRUE(c.events.empty());
-  return err;
+  return parsed ? CatalogError{} : parsed.error();
 }
 
 TEST(CatalogParser, ParsesTheDesignExample) {
@@ -95,8 +106,7 @@ TEST(CatalogParser, DerivedIdsDoNotDependOnOtherEvents) {
 
 TEST(CatalogParser, TheBuiltinCatalogParsesAndHasTheRequiredEvents) {
   Catalog c;
-  CatalogError err;
-  ASSERT_TRUE(parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, c, err)) << err.str();
+  ASSERT_TRUE(Ok(parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, c)));
   for (const char* name :
        {"sched_switch", "sched_migrate_task", "sched_wakeup", "sched_process_fork",
         "sched_process_exec", "sched_process_exit", "irq_handler_entry", "irq_handler_exit",
@@ -226,8 +236,8 @@ INSTANTIATE_TEST_SUITE_P(BadInputs, CatalogParserRefuses, ::testing::ValuesIn(kB
 TEST(CatalogParser, DuplicateAcrossFilesNamesBothFiles) {
   Catalog c;
   CatalogError err;
-  ASSERT_TRUE(parse_catalog("STABLE_EVENT(a, s:e, __field(int, x) = x)", "one.catalog", c, err));
-  EXPECT_FALSE(parse_catalog("\n\nSTABLE_EVENT(a, s:e, __field(int, x) = x)", "two.catalog", c, err));
+  ASSERT_TRUE(Ok(parse_catalog("STABLE_EVENT(a, s:e, __field(int, x) = x)", "one.catalog", c)));
+  err = ErrorOf(parse_catalog("\n\nSTABLE_EVENT(a, s:e, __field(int, x) = x)", "two.catalog", c));
   EXPECT_EQ(err.str(), "two.catalog:3: duplicate event 'a' (first declared at one.catalog:1)");
   EXPECT_EQ(c.events.size(), 1u);
 }
@@ -272,8 +282,7 @@ TEST_F(CatalogFiles, DirectoryIsReadInNameOrderAndOnlyCatalogFiles) {
   write("10-a.catalog", "STABLE_EVENT(a, s:e, __field(int, x) = x)");
   write("notes.txt", "this is not a catalog");
   Catalog c;
-  CatalogError err;
-  ASSERT_TRUE(load_catalog(dir_, c, err)) << err.str();
+  ASSERT_TRUE(Ok(load_catalog(dir_, c)));
   ASSERT_EQ(c.events.size(), 2u);
   EXPECT_EQ(c.events[0].name, "a");
   EXPECT_EQ(c.events[1].name, "b");
@@ -284,7 +293,7 @@ TEST_F(CatalogFiles, ErrorsNameTheFile) {
   write("x.catalog", "STABLE_EVENT(a, s:e,\n __field(nosuch, x) = x)");
   Catalog c;
   CatalogError err;
-  ASSERT_FALSE(load_catalog(dir_, c, err));
+  err = ErrorOf(load_catalog(dir_, c));
   EXPECT_EQ(err.str(), dir_ + "/x.catalog:2: unknown type 'nosuch'");
   EXPECT_TRUE(c.events.empty());
 }
@@ -292,12 +301,12 @@ TEST_F(CatalogFiles, ErrorsNameTheFile) {
 TEST_F(CatalogFiles, EmptyDirectoryMissingFileAndEmptyFileAreRefused) {
   Catalog c;
   CatalogError err;
-  EXPECT_FALSE(load_catalog(dir_, c, err));
+  err = ErrorOf(load_catalog(dir_, c));
   EXPECT_NE(err.str().find("no *.catalog files"), std::string::npos) << err.str();
-  EXPECT_FALSE(load_catalog(dir_ + "/missing.catalog", c, err));
+  err = ErrorOf(load_catalog(dir_ + "/missing.catalog", c));
   EXPECT_NE(err.str().find("cannot read catalog"), std::string::npos) << err.str();
   write("empty.catalog", "# nothing here\n");
-  EXPECT_FALSE(load_catalog(dir_ + "/empty.catalog", c, err));
+  err = ErrorOf(load_catalog(dir_ + "/empty.catalog", c));
   EXPECT_NE(err.str().find("declares no events"), std::string::npos) << err.str();
 }
 
@@ -307,13 +316,13 @@ TEST_F(CatalogFiles, OnlyRegularFilesOfBoundedSizeAreRead) {
   // A directory that has a catalog's name, in a catalog directory.
   write("a.catalog", "STABLE_EVENT(a, s:e, __field(int, x) = x)");
   std::filesystem::create_directory(dir_ + "/x.catalog");
-  EXPECT_FALSE(load_catalog(dir_, c, err));
+  err = ErrorOf(load_catalog(dir_, c));
   EXPECT_EQ(err.str(), dir_ + "/x.catalog: cannot read catalog: not a regular file");
   // A device that never ends, and a FIFO that no one writes.
-  EXPECT_FALSE(load_catalog("/dev/zero", c, err));
+  err = ErrorOf(load_catalog("/dev/zero", c));
   EXPECT_EQ(err.str(), "/dev/zero: cannot read catalog: not a regular file");
   ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
-  EXPECT_FALSE(load_catalog(dir_ + "/fifo", c, err));
+  err = ErrorOf(load_catalog(dir_ + "/fifo", c));
   EXPECT_EQ(err.str(), dir_ + "/fifo: cannot read catalog: not a regular file");
   // A file larger than any catalog: refused, not read into memory whole.
   {
@@ -321,7 +330,7 @@ TEST_F(CatalogFiles, OnlyRegularFilesOfBoundedSizeAreRead) {
     std::string line = "# " + std::string(1021, '-') + "\n";
     for (int i = 0; i < 4097; ++i) big << line;
   }
-  EXPECT_FALSE(load_catalog(dir_ + "/big.catalog", c, err));
+  err = ErrorOf(load_catalog(dir_ + "/big.catalog", c));
   EXPECT_EQ(err.str(), dir_ + "/big.catalog: cannot read catalog: larger than 4194304 bytes");
   EXPECT_TRUE(c.events.empty());
 }

@@ -32,13 +32,12 @@ bool wait_until_true(const std::atomic<bool>& flag) {
 
 Catalog catalog_with_extra() {
   Catalog c = testing::builtin_catalog();
-  CatalogError err;
   // A second stable event over sched_switch, with renamed fields.
-  if (!parse_catalog("STABLE_EVENT(task_switch, sched:sched_switch, id=900,\n"
-                     " __field(pid_t, from) = prev_pid\n __field(pid_t, to) = next_pid\n"
-                     " __field(char, state) = task_state(prev_state))",
-                     "extra.catalog", c, err))
-    throw std::runtime_error(err.str());
+  auto parsed = parse_catalog("STABLE_EVENT(task_switch, sched:sched_switch, id=900,\n"
+                              " __field(pid_t, from) = prev_pid\n __field(pid_t, to) = next_pid\n"
+                              " __field(char, state) = task_state(prev_state))",
+                              "extra.catalog", c);
+  if (!parsed) throw std::runtime_error(parsed.error().str());
   return c;
 }
 
@@ -316,9 +315,9 @@ TEST_F(ControllerTest, KernelErrorLogEntriesAreRewrittenIntoStableNames) {
   // The caret points at "bogus" in the stable text, not in the raw one.
   std::string caret_line = log.substr(log.find("bogus\n") + 6);
   EXPECT_EQ(caret_line.find('^'), 11 + std::string("state == 'S' || from == ").size()) << log;
-  std::string raw;
-  EXPECT_EQ(fake.read("error_log", raw), 0);
-  EXPECT_EQ(raw, "") << "the instance's own log is consumed";
+  auto raw = fake.read("error_log");
+  ASSERT_TRUE(raw) << raw.reason();
+  EXPECT_EQ(*raw, "") << "the instance's own log is consumed";
 }
 
 // A failure no write caused (a stream's ring buffer could not be read) is
@@ -427,11 +426,11 @@ TEST_F(ControllerTest, FilterAndEnableWritesOfSeveralLinesAreOneValueOrRefusedWh
 }
 
 TEST(ParseTriggers, CommandsBeginAtKnownCommandNamesOutsideQuotes) {
-  std::vector<TriggerCommand> out;
-  FilterError err;
-  ASSERT_TRUE(parse_triggers("  traceon:3 if a == 1 !stacktrace\nenable_event:x:y if c == 'traceoff' disable_event:p:q",
-                             TargetStyle::Raw, out, err))
-      << err.message;
+  auto parsed =
+      parse_triggers("  traceon:3 if a == 1 !stacktrace\nenable_event:x:y if c == 'traceoff' disable_event:p:q",
+                     TargetStyle::Raw);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const std::vector<TriggerCommand>& out = *parsed;
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].command, "traceon");
   EXPECT_EQ(out[0].command_pos, 2u);
@@ -445,15 +444,19 @@ TEST(ParseTriggers, CommandsBeginAtKnownCommandNamesOutsideQuotes) {
   EXPECT_EQ(out[3].command, "disable_event");
   // A word that only starts like a command is not one; text before the first
   // command is an unknown command, with its position.
-  ASSERT_TRUE(parse_triggers("traceoff if traceonly == 1", TargetStyle::Raw, out, err));
-  EXPECT_EQ(out.size(), 1u);
-  EXPECT_FALSE(parse_triggers("bogus traceon", TargetStyle::Raw, out, err));
-  EXPECT_EQ(err.message, "Unknown command 'bogus'");
-  EXPECT_FALSE(parse_triggers("traceon stacktrace:x", TargetStyle::Raw, out, err));
-  EXPECT_EQ(err.message, "Invalid count");
-  EXPECT_EQ(err.pos, 19u);
-  EXPECT_FALSE(parse_triggers(" \n ", TargetStyle::Raw, out, err));
-  EXPECT_EQ(err.message, "Empty command");
+  auto one = parse_triggers("traceoff if traceonly == 1", TargetStyle::Raw);
+  ASSERT_TRUE(one) << one.error().message;
+  EXPECT_EQ(one->size(), 1u);
+  auto unknown = parse_triggers("bogus traceon", TargetStyle::Raw);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "Unknown command 'bogus'");
+  auto bad_count = parse_triggers("traceon stacktrace:x", TargetStyle::Raw);
+  ASSERT_FALSE(bad_count);
+  EXPECT_EQ(bad_count.error().message, "Invalid count");
+  EXPECT_EQ(bad_count.error().pos, 19u);
+  auto empty = parse_triggers(" \n ", TargetStyle::Raw);
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().message, "Empty command");
 }
 
 class ControllerRefuses : public ControllerTest, public ::testing::WithParamInterface<testing::RefusedWrite> {};

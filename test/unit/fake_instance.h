@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cerrno>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -19,7 +20,22 @@ class FakeInstance final : public InstanceFiles {
   static constexpr const char* kHeader =
       "# Available triggers:\n# traceon traceoff stacktrace enable_event disable_event\n";
 
-  int read(const std::string& rel, std::string& out) const override {
+  Result<std::string> read(const std::string& rel) const override {
+    std::string out;
+    if (int e = read_into(rel, out)) return fail(e, rel + ": " + std::strerror(e));
+    return out;
+  }
+  Status write(const std::string& rel, std::string_view data) const override {
+    if (int e = write_code(rel, data)) return fail(e, rel + ": " + std::strerror(e));
+    return {};
+  }
+  Status truncate(const std::string& rel) const override {
+    if (int e = truncate_code(rel)) return fail(e, rel + ": " + std::strerror(e));
+    return {};
+  }
+
+  // The kernel's answers, as errnos (0: done).
+  int read_into(const std::string& rel, std::string& out) const {
     std::lock_guard lock(mu_);
     if (rel == "error_log") {
       out = kernel_log_;
@@ -47,7 +63,7 @@ class FakeInstance final : public InstanceFiles {
     return 0;
   }
 
-  int write(const std::string& rel, std::string_view data) const override {
+  int write_code(const std::string& rel, std::string_view data) const {
     if (before_write) before_write(rel);
     std::lock_guard lock(mu_);
     ++writes;
@@ -86,7 +102,7 @@ class FakeInstance final : public InstanceFiles {
     return ENOENT;
   }
 
-  int truncate(const std::string& rel) const override {
+  int truncate_code(const std::string& rel) const {
     std::lock_guard lock(mu_);
     if (rel == "error_log") kernel_log_.clear();
     return 0;

@@ -23,8 +23,8 @@ inline std::string fixture_dir(const std::string& kernel) {
 
 inline Catalog builtin_catalog() {
   Catalog c;
-  CatalogError err;
-  if (!parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, c, err)) throw std::runtime_error(err.str());
+  if (auto parsed = parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, c); !parsed)
+    throw std::runtime_error(parsed.error().str());
   return c;
 }
 
@@ -32,9 +32,7 @@ inline Catalog builtin_catalog() {
 struct ResolvedFixture {
   explicit ResolvedFixture(const std::string& kernel, Catalog cat = builtin_catalog())
       : catalog(std::move(cat)), tracefs(open_tracefs_dir(fixture_dir(kernel))), raw(*tracefs) {
-    resolution = resolve_catalog(catalog, [this](const RawEventName& n, std::string& why) {
-      return raw.get(n, why);
-    });
+    resolution = resolve_catalog(catalog, [this](const RawEventName& n) { return raw.get(n); });
   }
   const Binding* binding(const std::string& name) const {
     for (const auto& b : resolution.available)

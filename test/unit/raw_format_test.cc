@@ -32,10 +32,11 @@ TEST(RawFormat, EveryFixtureFormatParsesAndRendersEveryField) {
     int events = 0;
     for (const auto& sys : t->systems()) {
       for (const auto& ev : t->events(sys)) {
-        std::string text, why;
-        ASSERT_EQ(t->read_format(sys, ev, text), 0);
-        RawEvent raw;
-        ASSERT_TRUE(parse_raw_format(sys, text, raw, why)) << kernel << " " << sys << ":" << ev << ": " << why;
+        auto text = t->read_format(sys, ev);
+        ASSERT_TRUE(text) << text.reason();
+        auto parsed = parse_raw_format(sys, *text);
+        ASSERT_TRUE(parsed) << kernel << " " << sys << ":" << ev << ": " << parsed.reason();
+        const RawEvent& raw = *parsed;
         EXPECT_EQ(raw.name, ev);
         EXPECT_FALSE(raw.fields.empty()) << ev;
         std::string rendered = render_format(raw_format_fields(raw));
@@ -91,19 +92,18 @@ TEST(RawFormat, RelLocIsRecognised) {
       "\tfield:__rel_loc char[] name;\toffset:8;\tsize:4;\tsigned:0;\n"
       "\tfield:u64 value;\toffset:16;\tsize:8;\tsigned:0;\n\n"
       "print fmt: \"%s %llu\", __get_rel_str(name), REC->value\n";
-  RawEvent raw;
-  std::string why;
-  ASSERT_TRUE(parse_raw_format("test", text, raw, why)) << why;
-  EXPECT_EQ(render_format(raw_format_fields(raw)),
+  auto raw = parse_raw_format("test", text);
+  ASSERT_TRUE(raw) << raw.reason();
+  EXPECT_EQ(render_format(raw_format_fields(*raw)),
             "\tdynarray:name\ttype:char\tsize:8\tloc:rel_loc\talign:1\tsigned:0;\n"
             "\tfield:value\ttype:u64\tsize:64\talign:8\tsigned:0;\n");
 }
 
 TEST(RawFormat, UnparsableFormatIsRefusedWithAReason) {
-  RawEvent raw;
-  std::string why;
-  EXPECT_FALSE(parse_raw_format("x", "this is not a format file\n", raw, why));
-  EXPECT_NE(why.find("libtraceevent"), std::string::npos) << why;
+  auto raw = parse_raw_format("x", "this is not a format file\n");
+  ASSERT_FALSE(raw);
+  EXPECT_EQ(raw.code(), EINVAL);
+  EXPECT_NE(raw.reason().find("libtraceevent"), std::string::npos) << raw.reason();
 }
 
 TEST(Mountinfo, FindsTracefsAndPrefersTheCanonicalPlace) {

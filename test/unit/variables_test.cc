@@ -22,9 +22,9 @@ constexpr const char* kSwitch = "events/sched/sched_switch";
 constexpr const char* kWakeup = "events/sched/sched_wakeup";
 
 TEST(VariableChanges, SetDeclareAndRemoveOnePerLine) {
-  std::vector<VariableChange> out;
-  VariableError err;
-  ASSERT_TRUE(parse_variable_changes("a=5\n b = -0x10 \n\nc\n!d\n", {}, out, err)) << err.message;
+  auto parsed = parse_variable_changes("a=5\n b = -0x10 \n\nc\n!d\n", {});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const std::vector<VariableChange>& out = *parsed;
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].kind, VariableChange::Kind::Set);
   EXPECT_EQ(out[0].name, "a");
@@ -34,8 +34,9 @@ TEST(VariableChanges, SetDeclareAndRemoveOnePerLine) {
   EXPECT_EQ(out[2].kind, VariableChange::Kind::Declare);
   EXPECT_EQ(out[3].kind, VariableChange::Kind::Remove);
   EXPECT_EQ(out[3].name, "d");
-  ASSERT_TRUE(parse_variable_changes("m=-9223372036854775808", {}, out, err));
-  EXPECT_EQ(*out[0].value, INT64_MIN);
+  auto min = parse_variable_changes("m=-9223372036854775808", {});
+  ASSERT_TRUE(min) << min.error().message;
+  EXPECT_EQ(*(*min)[0].value, INT64_MIN);
 }
 
 TEST(VariableChanges, BadNamesAndValuesAreRefusedWithWhereTheyAre) {
@@ -60,9 +61,9 @@ TEST(VariableChanges, BadNamesAndValuesAreRefusedWithWhereTheyAre) {
       {"a b", 0},
   };
   for (const auto& b : bad) {
-    std::vector<VariableChange> out;
-    VariableError err;
-    EXPECT_FALSE(parse_variable_changes(b.text, reserved, out, err)) << b.text;
+    auto parsed = parse_variable_changes(b.text, reserved);
+    ASSERT_FALSE(parsed) << b.text;
+    const VariableError& err = parsed.error();
     EXPECT_EQ(err.pos, b.pos) << b.text << ": " << err.message;
     EXPECT_FALSE(err.message.empty());
   }
@@ -83,22 +84,25 @@ TEST(VariableText, ListsByNameWithUnsetOnes) {
 TEST(FilterVariables, ABareWordNamingAVariableBecomesItsValue) {
   FilterFieldMap fields = {{"pid", {"next_pid"}}};
   VariableValues vars = {{"mine", 42}, {"later", std::nullopt}};
-  TranslatedFilter tf;
-  FilterError err;
-  ASSERT_TRUE(translate_filter("pid == mine && common_pid != mine", &fields, &vars, tf, err)) << err.message;
+  auto translate = [&](const char* text, const FilterFieldMap* f) {
+    auto r = translate_filter(text, f, &vars);
+    EXPECT_TRUE(r) << text << ": " << r.error().message;
+    return r ? *r : TranslatedFilter{};
+  };
+  TranslatedFilter tf = translate("pid == mine && common_pid != mine", &fields);
   EXPECT_EQ(tf.raw, "next_pid == 42 && common_pid != 42");
   EXPECT_EQ(tf.variables, (std::set<std::string>{"mine"}));
   EXPECT_FALSE(tf.unset_variable);
   // A quoted word is a string, whatever it spells.
-  ASSERT_TRUE(translate_filter("pid == 1 || common_comm == \"mine\"", &fields, &vars, tf, err));
+  tf = translate("pid == 1 || common_comm == \"mine\"", &fields);
   EXPECT_EQ(tf.raw, "next_pid == 1 || common_comm == \"mine\"");
   EXPECT_TRUE(tf.variables.empty());
   // While one is unset the kernel gets a condition nothing matches.
-  ASSERT_TRUE(translate_filter("pid == mine || pid == later", &fields, &vars, tf, err));
+  tf = translate("pid == mine || pid == later", &fields);
   EXPECT_EQ(tf.raw, kNeverFilter);
   EXPECT_TRUE(tf.unset_variable);
   // Raw names: fields are not checked, only variables replaced.
-  ASSERT_TRUE(translate_filter("anything >= mine", nullptr, &vars, tf, err));
+  tf = translate("anything >= mine", nullptr);
   EXPECT_EQ(tf.raw, "anything >= 42");
   EXPECT_TRUE(names_a_variable("x == mine", vars));
   EXPECT_FALSE(names_a_variable("x == \"mine\" && y == 0xmine", vars));
@@ -106,18 +110,15 @@ TEST(FilterVariables, ABareWordNamingAVariableBecomesItsValue) {
 
 class FakeCaptures final : public CaptureEngine {
  public:
-  int arm(const CaptureSpec& spec, std::string& why) override {
-    if (refuse) {
-      why = "no more instances";
-      return -ENOSPC;
-    }
+  Result<int> arm(const CaptureSpec& spec) override {
+    if (refuse) return fail(ENOSPC, "no more instances");
     armed[next] = spec;
     return next++;
   }
   void disarm(int id) override { armed.erase(id); }
-  int refilter(int id, const std::string& raw, std::string&) override {
+  Status refilter(int id, const std::string& raw) override {
     armed.at(id).raw_filter = raw;
-    return 0;
+    return {};
   }
   std::optional<std::uint64_t> remaining(int id) const override { return armed.at(id).count; }
 

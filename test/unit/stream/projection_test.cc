@@ -227,15 +227,13 @@ TEST(Projection, NarrowingAndUnsignedWidening) {
   arr.count = 2;
   raw.fields.push_back(arr);
   Catalog cat;
-  CatalogError err;
-  ASSERT_TRUE(parse_catalog("STABLE_EVENT(e, t:e, id=5,\n __field(u8, a) = a\n __field(s16, b) = b\n"
-                            " __field(int, c) = c\n __array(u64, d, 3) = d\n)\n",
-                            "test", cat, err))
-      << err.str();
-  Binding b;
-  std::string why;
-  ASSERT_TRUE(bind_stable_event(cat.events[0], [&](const RawEventName&, std::string&) { return &raw; }, b, why))
-      << why;
+  auto parsed = parse_catalog("STABLE_EVENT(e, t:e, id=5,\n __field(u8, a) = a\n __field(s16, b) = b\n"
+                              " __field(int, c) = c\n __array(u64, d, 3) = d\n)\n",
+                              "test", cat);
+  ASSERT_TRUE(parsed) << parsed.error().str();
+  auto bound = bind_stable_event(cat.events[0], [&](const RawEventName&) -> Result<const RawEvent*> { return &raw; });
+  ASSERT_TRUE(bound) << bound.reason();
+  const Binding& b = *bound;
   RawRecord r(raw);
   r.set_int("a", 0x1234567890abcdefull).set_int("b", 0xfffe).set_int("c", 0xffffffffu);
   r.set_int("d", static_cast<std::uint64_t>(-2), 0).set_int("d", 3, 1);
@@ -289,13 +287,12 @@ struct SyntheticEvent {
   out.raw.id = 3;
   out.raw.common_fields = {{"common_type", "unsigned short", 0, 2, 2, false}, {"common_pid", "int", 4, 4, 4, true}};
   out.raw.fields = fields;
-  CatalogError err;
-  if (!parse_catalog("STABLE_EVENT(e, t:e, id=5,\n" + catalog_fields + ")\n", "test", out.catalog, err))
-    return ::testing::AssertionFailure() << err.str();
-  std::string why;
+  if (auto parsed = parse_catalog("STABLE_EVENT(e, t:e, id=5,\n" + catalog_fields + ")\n", "test", out.catalog); !parsed)
+    return ::testing::AssertionFailure() << parsed.error().str();
   const RawEvent* raw = &out.raw;
-  if (!bind_stable_event(out.catalog.events[0], [raw](const RawEventName&, std::string&) { return raw; }, out.binding, why))
-    return ::testing::AssertionFailure() << why;
+  auto bound = bind_stable_event(out.catalog.events[0], [raw](const RawEventName&) -> Result<const RawEvent*> { return raw; });
+  if (!bound) return ::testing::AssertionFailure() << bound.reason();
+  out.binding = std::move(bound).value();
   return ::testing::AssertionSuccess();
 }
 
@@ -710,16 +707,16 @@ TEST(RecordFraming, ThePidComesFromCommonPidWhereverTheKernelPutsIt) {
     }
     fixed += line + "\n";
   }
-  RawEvent raw;
-  std::string why;
-  ASSERT_TRUE(parse_raw_format("sched", fixed, raw, why)) << why << "\n" << fixed;
+  auto parsed = parse_raw_format("sched", fixed);
+  ASSERT_TRUE(parsed) << parsed.reason() << "\n" << fixed;
+  const RawEvent& raw = *parsed;
   ASSERT_NE(raw.field("common_padding"), nullptr);
   ASSERT_EQ(raw.field("common_pid")->offset, 8u);
   Catalog cat = testing::builtin_catalog();
-  Binding b;
-  ASSERT_TRUE(bind_stable_event(*cat.find("sched_switch"),
-                                [&](const RawEventName&, std::string&) -> const RawEvent* { return &raw; }, b, why))
-      << why;
+  auto bound = bind_stable_event(*cat.find("sched_switch"),
+                                 [&](const RawEventName&) -> Result<const RawEvent*> { return &raw; });
+  ASSERT_TRUE(bound) << bound.reason();
+  const Binding& b = *bound;
   Projection p = Projection::compile(b);
   RawRecord r(raw);
   r.set_int("common_padding", 0xdead).set_int("common_pid", 4242).set_int("common_lock_depth", 7);
