@@ -106,13 +106,12 @@ int InstanceCaptures::arm(const CaptureSpec& spec, std::string& why) {
       return -e;
     }
   for (int cpu = 0; cpu < in.cpus(); ++cpu) {
-    std::string err;
-    auto ring = open_cpu_ring(RingFiles(in.path()), cpu, ReaderMode::Read, err);
+    auto ring = open_cpu_ring(RingFiles(in.path()), cpu, ReaderMode::Read);
     if (!ring) {
-      why = err;
+      why = ring.reason();
       return -EIO;
     }
-    a->rings.push_back(std::move(ring));
+    a->rings.push_back(std::move(*ring));
     a->failed.push_back(false);
   }
   if (int e = in.write(a->event_dir + "/enable", "1")) {

@@ -173,13 +173,13 @@ void StreamHub::reader_count(int delta) {
   state_cv_.notify_all();
 }
 
-bool StreamHub::open_rings(std::string& error) {
-  if (!rings_.empty()) return true;
+Status StreamHub::open_rings() {
+  if (!rings_.empty()) return {};
   std::vector<std::unique_ptr<CpuRing>> rings;
   for (int cpu = 0; cpu < cpus(); ++cpu) {
-    auto r = open_ring_ ? open_ring_(cpu, error) : open_cpu_ring(files_, cpu, mode_, error);
-    if (!r) return false;
-    rings.push_back(std::move(r));
+    auto r = open_ring_ ? open_ring_(cpu) : open_cpu_ring(files_, cpu, mode_);
+    if (!r) return std::move(r).error();
+    rings.push_back(std::move(*r));
   }
   // The queues' memory, faulted in before the locks are taken: unless still there from the last session (only this thread
   // frees it, between sessions; the drainers, which allocate a missing
@@ -190,9 +190,8 @@ bool StreamHub::open_rings(std::string& error) {
   int readiness = -1;
   if (open_readiness_) {
     readiness = open_readiness_();
-  } else {
-    std::string why;  // without it, idle rings are swept: nothing to report
-    readiness = open_any_cpu_readiness(files_, why);
+  } else if (Result<int> fd = open_any_cpu_readiness(files_)) {
+    readiness = *fd;  // (without it, idle rings are swept: nothing to report)
   }
   std::vector<std::pair<RecordQueue::Memory, RecordQueue::Memory>> memory(cpu_.size());
   for (std::size_t i = 0; i < cpu_.size(); ++i) {
@@ -208,7 +207,7 @@ bool StreamHub::open_rings(std::string& error) {
   rings_ = std::move(rings);
   for (std::size_t i = 0; i < rings_.size(); ++i) rings_[i]->count_losses_from(cpu_[i]->overrun_seen);
   readiness_fd_ = readiness;
-  return true;
+  return {};
 }
 
 std::vector<std::unique_lock<std::mutex>> StreamHub::lock_all() {
@@ -288,8 +287,8 @@ void StreamHub::control_loop() {
     }
     if (stopping_) return;
     lock.unlock();
-    std::string error;
-    if (open_rings(error)) {
+    Status opened = open_rings();
+    if (opened) {
       if (ring_errno_.exchange(0) != 0) {
         std::lock_guard elock(error_mu_);
         ring_error_.clear();
@@ -300,6 +299,7 @@ void StreamHub::control_loop() {
       continue;
     }
     bool news;
+    const std::string& error = opened.reason();
     {
       std::lock_guard elock(error_mu_);
       news = ring_error_ != error;

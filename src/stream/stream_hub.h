@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "error/result.h"
 #include "fs/stream_file.h"
 #include "projection/binding.h"
 #include "projection/projection.h"
@@ -79,7 +80,7 @@ class StreamHub {
   void on_ring_error(std::function<void(const std::string&)> report);
   // How the hub opens a CPU's ring (before start(); tests give rings of
   // their own): by default open_cpu_ring() of the instance, in the hub's mode.
-  using RingOpener = std::function<std::unique_ptr<CpuRing>(int cpu, std::string& error)>;
+  using RingOpener = std::function<Result<std::unique_ptr<CpuRing>>(int cpu)>;
   void set_ring_opener(RingOpener open) { open_ring_ = std::move(open); }
   // How the hub opens, with the rings, the descriptor that polls readable
   // once any CPU's ring holds a record (the hub closes it with the rings):
@@ -120,7 +121,7 @@ class StreamHub {
   void notify_loop(int cpu);  // a CPU's notifier thread
   void report(const std::string& line);  // stderr and on_ring_error()
   void reader_count(int delta);
-  bool open_rings(std::string& error);
+  Status open_rings();
   void close_rings();
   void release_queues();  // the memory of the queues that hold nothing
   std::vector<std::unique_lock<std::mutex>> lock_all();
