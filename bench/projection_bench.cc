@@ -220,8 +220,7 @@ bool capture_real(Setup& s, std::string& why) {
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   std::vector<std::unique_ptr<CpuRing>> rings;
   for (long c = 0; c < ncpu; ++c) {
-    std::string err;
-    if (auto ring = open_cpu_ring(RingFiles(path), static_cast<int>(c), ReaderMode::Auto, err)) rings.push_back(std::move(ring));
+    if (auto ring = open_cpu_ring(RingFiles(path), static_cast<int>(c), ReaderMode::Auto)) rings.push_back(std::move(*ring));
   }
   if (!write_file(path + "/events/sched/sched_switch/enable", "1")) {
     why = "cannot enable sched_switch";

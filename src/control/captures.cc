@@ -98,10 +98,9 @@ Result<int> InstanceCaptures::arm(const CaptureSpec& spec) {
     if (Status set = in.write(a->event_dir + "/filter", spec.raw_filter); !set)
       return fail(set.code(), fmt::format("the kernel refused the save's condition: {}", std::strerror(set.code())));
   for (int cpu = 0; cpu < in.cpus(); ++cpu) {
-    std::string err;
-    auto ring = open_cpu_ring(RingFiles(in.path()), cpu, ReaderMode::Read, err);
-    if (!ring) return fail(EIO, err);
-    a->rings.push_back(std::move(ring));
+    auto ring = open_cpu_ring(RingFiles(in.path()), cpu, ReaderMode::Read);
+    if (!ring) return fail(EIO, ring.reason());
+    a->rings.push_back(std::move(*ring));
     a->failed.push_back(false);
   }
   if (Status on = in.write(a->event_dir + "/enable", "1"); !on)

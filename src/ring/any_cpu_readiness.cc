@@ -2,19 +2,19 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 
 #include "tracefs/instance.h"
 
 namespace eventfs {
 
-int open_any_cpu_readiness(const RingFiles& files, std::string& error) {
-  int fd = files.open_trace_pipe(error);
-  if (fd < 0) return -1;
+Result<int> open_any_cpu_readiness(const RingFiles& files) {
+  Result<int> fd = files.open_trace_pipe();
+  if (!fd) return fd;
   // (A plain file polls readable at all times.)
-  if (!is_tracefs_fd(fd)) {
-    ::close(fd);
-    error = "the instance's trace_pipe is not a tracefs file";
-    return -1;
+  if (!is_tracefs_fd(*fd)) {
+    ::close(*fd);
+    return fail(ENOTSUP, "the instance's trace_pipe is not a tracefs file");
   }
   return fd;
 }

@@ -16,15 +16,14 @@
 // polls it readable at all times (and trace_pipe_raw too).
 #pragma once
 
-#include <string>
-
+#include "error/result.h"
 #include "tracefs/ring_files.h"
 
 namespace eventfs {
 
-// The instance's trace_pipe, opened for polling (non-blocking), or -1 with a
-// one-line reason in `error` (not tracefs, as the plain files of a test's
-// tree are; already open elsewhere).
-int open_any_cpu_readiness(const RingFiles& files, std::string& error);
+// The instance's trace_pipe, opened for polling (non-blocking), or why it
+// cannot be (not tracefs, as the plain files of a test's tree are; already
+// open elsewhere).
+Result<int> open_any_cpu_readiness(const RingFiles& files);
 
 }  // namespace eventfs

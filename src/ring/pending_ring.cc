@@ -12,10 +12,14 @@ int PendingCpuRing::drain(RingSink& sink, std::size_t max_records) {
     const auto now = std::chrono::steady_clock::now();
     if (next_try_ && now < *next_try_) return 0;
     next_try_ = now + retry_;
-    bool absent = false;
     error_.clear();
-    ring_ = open_(absent, error_);
-    if (!ring_) return absent ? 0 : -EIO;
+    Result<std::unique_ptr<CpuRing>> ring = open_();
+    if (!ring) {
+      error_ = ring.reason();
+      return -EIO;
+    }
+    ring_ = std::move(*ring);
+    if (!ring_) return 0;
     if (losses_from_) ring_->count_losses_from(*losses_from_);
   }
   return ring_->drain(sink, max_records);

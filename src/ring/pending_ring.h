@@ -24,9 +24,9 @@ namespace eventfs {
 class PendingCpuRing final : public CpuRing {
  public:
   static constexpr std::chrono::milliseconds kRetry{1000};
-  // Opens the CPU's ring: the ring; or nullptr, with `absent` set while the
-  // kernel still has no ring for the CPU, else with a one-line `error`.
-  using Opener = std::function<std::unique_ptr<CpuRing>(bool& absent, std::string& error)>;
+  // Opens the CPU's ring: the ring; no ring (a null one) while the kernel
+  // still has none for the CPU; or why it cannot be opened.
+  using Opener = std::function<Result<std::unique_ptr<CpuRing>>()>;
 
   PendingCpuRing(int cpu, Opener open, std::chrono::milliseconds retry = kRetry);
 

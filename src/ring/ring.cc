@@ -62,7 +62,10 @@ class ReadRing final : public CpuRing {
  public:
   ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf, RingFiles files)
       : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf), files_(std::move(files)) {
-    has_overrun_ = files_.read_overrun(cpu_, opened_overrun_);
+    if (Result<std::uint64_t> o = files_.read_overrun(cpu_)) {
+      has_overrun_ = true;
+      opened_overrun_ = *o;
+    }
     lost_.open(opened_overrun_);
   }
 
@@ -102,9 +105,9 @@ class ReadRing final : public CpuRing {
         from_ = 0;
         // The stats file is read only for a mark without a count.
         std::int64_t mark = parser_.missed();
-        std::uint64_t overrun = 0;
-        bool sampled = mark < 0 && has_overrun_ && files_.read_overrun(cpu_, overrun);
-        lost_.subbuf(sink, stats_, parser_.timestamp(), mark, sampled ? &overrun : nullptr, false);
+        Result<std::uint64_t> overrun = fail(ENODATA, {});
+        if (mark < 0 && has_overrun_) overrun = files_.read_overrun(cpu_);
+        lost_.subbuf(sink, stats_, parser_.timestamp(), mark, overrun ? &*overrun : nullptr, false);
       }
       std::size_t got = parser_.walk(sink, from_, max - n);
       n += got;
@@ -122,10 +125,10 @@ class ReadRing final : public CpuRing {
   const char* mode() const override { return "read"; }
   RingStats stats() const override {
     RingStats s = stats_;
-    std::uint64_t o = 0;
-    if (has_overrun_ && files_.read_overrun(cpu_, o)) {
-      s.overrun = lost_.growth(o);
-      s.overrun_counter = o;
+    if (!has_overrun_) return s;
+    if (Result<std::uint64_t> o = files_.read_overrun(cpu_)) {
+      s.overrun = lost_.growth(*o);
+      s.overrun_counter = *o;
     }
     return s;
   }
@@ -154,46 +157,39 @@ class ReadRing final : public CpuRing {
 
 class MmapRing final : public CpuRing {
  public:
-  static std::unique_ptr<MmapRing> open(int fd, int cpu, unsigned long_size, std::string& error) {
+  // The ring mapped through `fd` (which it then owns), or why it cannot be
+  // (and `fd` stays the caller's).
+  static Result<std::unique_ptr<CpuRing>> open(int fd, int cpu, unsigned long_size) {
     // Only tracefs's trace_pipe_raw speaks the protocol (a copy of the tree
     // for tests is plain files).
-    if (!is_tracefs_fd(fd)) {
-      error = "not a tracefs file";
-      return nullptr;
-    }
+    if (!is_tracefs_fd(fd)) return fail(ENOTSUP, "not a tracefs file");
     long page = sysconf(_SC_PAGESIZE);
     void* m = mmap(nullptr, static_cast<std::size_t>(page), PROT_READ, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
-      error = fmt::format("mmap of the meta page: {}", std::strerror(errno));
-      return nullptr;
-    }
+    if (m == MAP_FAILED) return mmap_failed("mmap of the meta page");
     auto* meta = static_cast<const ring_abi::TraceBufferMeta*>(m);
     std::size_t meta_len = meta->meta_page_size;
     if (meta->meta_struct_len < offsetof(ring_abi::TraceBufferMeta, read) || meta_len == 0 ||
         meta_len % static_cast<std::size_t>(page) != 0 || meta->subbuf_size < 64 ||
         meta->subbuf_size % 8 != 0 || meta->nr_subbufs < 2 || meta->reader.id >= meta->nr_subbufs) {
-      error = fmt::format("unexpected meta page (meta_page_size {}, meta_struct_len {}, subbuf_size {}, nr_subbufs {})",
-                          meta->meta_page_size, meta->meta_struct_len, meta->subbuf_size, meta->nr_subbufs);
+      Error e = fail(EPROTO, fmt::format("unexpected meta page (meta_page_size {}, meta_struct_len {}, subbuf_size {}, nr_subbufs {})",
+                                         meta->meta_page_size, meta->meta_struct_len, meta->subbuf_size, meta->nr_subbufs));
       munmap(m, static_cast<std::size_t>(page));
-      return nullptr;
+      return e;
     }
     if (meta_len != static_cast<std::size_t>(page)) {
       munmap(m, static_cast<std::size_t>(page));
       m = mmap(nullptr, meta_len, PROT_READ, MAP_SHARED, fd, 0);
-      if (m == MAP_FAILED) {
-        error = fmt::format("mmap of the meta page: {}", std::strerror(errno));
-        return nullptr;
-      }
+      if (m == MAP_FAILED) return mmap_failed("mmap of the meta page");
       meta = static_cast<const ring_abi::TraceBufferMeta*>(m);
     }
     std::size_t data_len = static_cast<std::size_t>(meta->subbuf_size) * meta->nr_subbufs;
     void* d = mmap(nullptr, data_len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(meta_len));
     if (d == MAP_FAILED) {
-      error = fmt::format("mmap of the sub-buffers: {}", std::strerror(errno));
+      Error e = mmap_failed("mmap of the sub-buffers");
       munmap(m, meta_len);
-      return nullptr;
+      return e;
     }
-    return std::unique_ptr<MmapRing>(new MmapRing(fd, cpu, long_size, m, meta_len, d, data_len));
+    return std::unique_ptr<CpuRing>(new MmapRing(fd, cpu, long_size, m, meta_len, d, data_len));
   }
 
   ~MmapRing() override {
@@ -222,6 +218,11 @@ class MmapRing final : public CpuRing {
         data_len_(data_len),
         reader_(static_cast<const ring_abi::TraceBufferMeta*>(meta), static_cast<const std::uint8_t*>(data),
                 long_size, &MmapRing::get_reader, this) {}
+
+  static Error mmap_failed(const char* what) {
+    const int e = errno;
+    return fail(e, fmt::format("{}: {}", what, std::strerror(e)));
+  }
 
   static int get_reader(void* self) {
     int fd = static_cast<MmapRing*>(self)->fd_.get();
@@ -269,50 +270,45 @@ bool kernel_has_ring(int fd) {
   return ::poll(&p, 1, 0) <= 0 || !(p.revents & POLLERR);
 }
 
-// open_cpu_ring() without the PendingCpuRing: nullptr and `absent` while the
-// kernel has no ring for the CPU.
-std::unique_ptr<CpuRing> open_ring_now(const RingFiles& files, int cpu, ReaderMode mode, bool& absent,
-                                       std::string& error) {
-  absent = false;
+// open_cpu_ring() without the PendingCpuRing: no ring (a null one) while the
+// kernel has none for the CPU (PendingCpuRing::Opener).
+Result<std::unique_ptr<CpuRing>> open_ring_now(const RingFiles& files, int cpu, ReaderMode mode) {
   const std::string path = files.raw_pipe_path(cpu);
   unsigned long_size = kernel_long_size(files);
-  if (error = event_header_problem(files); !error.empty()) return nullptr;
-  auto open_fd = [&]() {
-    int fd = files.open_raw_pipe(cpu, error);
-    if (fd >= 0 && !kernel_has_ring(fd)) {
-      ::close(fd);
+  if (std::string why = event_header_problem(files); !why.empty()) return fail(EPROTO, std::move(why));
+  bool absent = false;
+  auto open_fd = [&]() -> Result<int> {
+    Result<int> fd = files.open_raw_pipe(cpu);
+    if (fd && !kernel_has_ring(*fd)) {
+      ::close(*fd);
       absent = true;
-      error = fmt::format("{}: the kernel has no ring for CPU {} (offline)", path, cpu);
-      fd = -1;
+      return -1;
     }
     return fd;
   };
-  std::string mmap_error;
   if (mode != ReaderMode::Read) {
-    int fd = open_fd();
-    if (fd < 0) return nullptr;
-    if (auto r = MmapRing::open(fd, cpu, long_size, mmap_error)) return r;
-    ::close(fd);
-    if (mode == ReaderMode::Mmap) {
-      error = fmt::format("{}: {} (the kernel maps trace_pipe_raw from Linux 6.10)", path, mmap_error);
-      return nullptr;
-    }
+    Result<int> fd = open_fd();
+    if (!fd) return std::move(fd).error();
+    if (absent) return std::unique_ptr<CpuRing>();
+    Result<std::unique_ptr<CpuRing>> ring = MmapRing::open(*fd, cpu, long_size);
+    if (ring) return ring;
+    ::close(*fd);
+    if (mode == ReaderMode::Mmap)
+      return fail(ring.code(), fmt::format("{}: {} (the kernel maps trace_pipe_raw from Linux 6.10)", path, ring.reason()));
   }
-  int fd = open_fd();
-  if (fd < 0) return nullptr;
-  return std::make_unique<ReadRing>(fd, cpu, long_size, read_subbuf_size(files), files);
+  Result<int> fd = open_fd();
+  if (!fd) return std::move(fd).error();
+  if (absent) return std::unique_ptr<CpuRing>();
+  return std::unique_ptr<CpuRing>(std::make_unique<ReadRing>(*fd, cpu, long_size, read_subbuf_size(files), files));
 }
 
 }  // namespace
 
-std::unique_ptr<CpuRing> open_cpu_ring(const RingFiles& files, int cpu, ReaderMode mode, std::string& error) {
-  bool absent = false;
-  auto ring = open_ring_now(files, cpu, mode, absent, error);
-  if (ring || !absent) return ring;
-  error.clear();
-  return std::make_unique<PendingCpuRing>(cpu, [files, cpu, mode](bool& absent_now, std::string& e) {
-    return open_ring_now(files, cpu, mode, absent_now, e);
-  });
+Result<std::unique_ptr<CpuRing>> open_cpu_ring(const RingFiles& files, int cpu, ReaderMode mode) {
+  Result<std::unique_ptr<CpuRing>> ring = open_ring_now(files, cpu, mode);
+  if (!ring || *ring) return ring;
+  return std::unique_ptr<CpuRing>(std::make_unique<PendingCpuRing>(
+      cpu, [files, cpu, mode] { return open_ring_now(files, cpu, mode); }));
 }
 
 }  // namespace eventfs

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "error/result.h"
 #include "tracefs/ring_files.h"
 
 namespace eventfs {
@@ -95,7 +96,7 @@ class CpuRing {
 // instance, or the top level of a tracefs). Auto tries mmap and falls back to
 // read. A CPU the kernel has no ring for yet (offline since the instance was
 // made) gets a PendingCpuRing that opens the ring, in the same mode, once
-// there is one. On failure returns nullptr and a one-line reason.
-std::unique_ptr<CpuRing> open_cpu_ring(const RingFiles& files, int cpu, ReaderMode mode, std::string& error);
+// there is one. On failure: the errno and a one-line reason.
+Result<std::unique_ptr<CpuRing>> open_cpu_ring(const RingFiles& files, int cpu, ReaderMode mode);
 
 }  // namespace eventfs

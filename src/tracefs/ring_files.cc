@@ -15,38 +15,37 @@ namespace eventfs {
 
 std::string RingFiles::raw_pipe_path(int cpu) const { return fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", path_, cpu); }
 
-int RingFiles::open_raw_pipe(int cpu, std::string& error) const {
-  const std::string path = raw_pipe_path(cpu);
+namespace {
+Result<int> open_pipe(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) error = fmt::format("{}: {}", path, std::strerror(errno));
+  if (fd < 0) return fail(errno, fmt::format("{}: {}", path, std::strerror(errno)));
   return fd;
 }
+}  // namespace
 
-int RingFiles::open_trace_pipe(std::string& error) const {
-  const std::string path = path_ + "/trace_pipe";
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) error = fmt::format("{}: {}", path, std::strerror(errno));
-  return fd;
-}
+Result<int> RingFiles::open_raw_pipe(int cpu) const { return open_pipe(raw_pipe_path(cpu)); }
 
-bool RingFiles::read_overrun(int cpu, std::uint64_t& out) const {
-  // Read on every drain that sees a loss: one open and one read, no allocation.
+Result<int> RingFiles::open_trace_pipe() const { return open_pipe(path_ + "/trace_pipe"); }
+
+Result<std::uint64_t> RingFiles::read_overrun(int cpu) const {
+  // Read on every drain that sees a loss: one open and one read, no
+  // allocation (but for a failure's reason).
   char path[4096];
   int len = std::snprintf(path, sizeof path, "%s/per_cpu/cpu%d/stats", path_.c_str(), cpu);
-  if (len <= 0 || static_cast<std::size_t>(len) >= sizeof path) return false;
+  if (len <= 0 || static_cast<std::size_t>(len) >= sizeof path) return fail(ENAMETOOLONG, "stats path too long");
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return fail(errno, fmt::format("{}: {}", path, std::strerror(errno)));
   char buf[512];
   ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  const int read_errno = n < 0 ? errno : EIO;
   ::close(fd);
-  if (n <= 0) return false;
+  if (n <= 0) return fail(read_errno, fmt::format("{}: nothing read", path));
   buf[n] = 0;
   const char* p = std::strstr(buf, "\noverrun:");
   if (p) ++p;
   else if (std::strncmp(buf, "overrun:", 8) == 0) p = buf;
-  if (!p) return false;
-  out = std::strtoull(p + 8, nullptr, 10);
-  return true;
+  if (!p) return fail(EIO, fmt::format("{}: no overrun: line", path));
+  return static_cast<std::uint64_t>(std::strtoull(p + 8, nullptr, 10));
 }
 
 std::string RingFiles::first_of(const char* rel, std::string* where) const {

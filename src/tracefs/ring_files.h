@@ -6,20 +6,23 @@
 #include <cstdint>
 #include <string>
 
+#include "error/result.h"
+
 namespace eventfs {
 
 class RingFiles {
  public:
   explicit RingFiles(std::string instance_path) : path_(std::move(instance_path)) {}
 
-  // per_cpu/cpuN/trace_pipe_raw, opened read-only and non-blocking; -1 with
-  // `error` ("PATH: reason") if it cannot be.
-  int open_raw_pipe(int cpu, std::string& error) const;
+  // per_cpu/cpuN/trace_pipe_raw, opened read-only and non-blocking: its
+  // descriptor, or the open's errno and "PATH: reason".
+  Result<int> open_raw_pipe(int cpu) const;
   std::string raw_pipe_path(int cpu) const;
   // The instance's trace_pipe: readable when any CPU's ring has a record.
-  int open_trace_pipe(std::string& error) const;
-  // The "overrun:" count of per_cpu/cpuN/stats; false if it cannot be read.
-  bool read_overrun(int cpu, std::uint64_t& out) const;
+  // (As open_raw_pipe().)
+  Result<int> open_trace_pipe() const;
+  // The "overrun:" count of per_cpu/cpuN/stats, or why it cannot be read.
+  Result<std::uint64_t> read_overrun(int cpu) const;
   // events/header_page and events/header_event: the instance's, else the top
   // level's; empty when neither has it (a copy of the tree for tests). `where`
   // (if given) gets the path the text came from.

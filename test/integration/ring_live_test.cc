@@ -150,9 +150,9 @@ void check_markers(const CollectSink& sink, const std::string& prefix, int n) {
 TEST_F(LiveRingTest, BothModesDeliverEveryMarkerOnceInOrder) {
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
     SCOPED_TRACE(reader_mode_name(mode));
-    std::string err;
-    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
-    ASSERT_TRUE(ring) << err;
+    auto opened = open_cpu_ring(RingFiles(path_), cpu_, mode);
+    ASSERT_TRUE(opened) << opened.reason();
+    auto ring = std::move(*opened);
     EXPECT_STREQ(ring->mode(), mode == ReaderMode::Mmap ? "mmap" : "read");
     std::string prefix = std::string("eventfs-ringtest ") + reader_mode_name(mode) + " ";
     CollectSink sink;
@@ -179,9 +179,9 @@ TEST_F(LiveRingTest, BothModesDeliverEveryMarkerOnceInOrder) {
 }
 
 TEST_F(LiveRingTest, AutoPrefersMmap) {
-  std::string err;
-  auto ring = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Auto, err);
-  ASSERT_TRUE(ring) << err;
+  auto opened = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Auto);
+  ASSERT_TRUE(opened) << opened.reason();
+  auto ring = std::move(*opened);
   EXPECT_STREQ(ring->mode(), "mmap");
   EXPECT_EQ(ring->cpu(), cpu_);
   EXPECT_GT(ring->subbuf_size(), 0u);
@@ -190,13 +190,13 @@ TEST_F(LiveRingTest, AutoPrefersMmap) {
 TEST_F(LiveRingTest, OpeningAloneConsumesNothing) {
   for (int i = 0; i < 5; ++i) mark("untouched " + std::to_string(i));
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
-    std::string err;
-    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
-    ASSERT_TRUE(ring) << err;
+    auto opened = open_cpu_ring(RingFiles(path_), cpu_, mode);
+    ASSERT_TRUE(opened) << opened.reason();
+    auto ring = std::move(*opened);
   }
-  std::string err;
-  auto ring = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Mmap, err);
-  ASSERT_TRUE(ring) << err;
+  auto opened = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Mmap);
+  ASSERT_TRUE(opened) << opened.reason();
+  auto ring = std::move(*opened);
   CollectSink sink;
   drain_all(*ring, sink);
   check_markers(sink, "untouched ", 5);
@@ -207,9 +207,9 @@ TEST_F(LiveRingTest, OverwrittenEventsAreReportedLost) {
   ASSERT_TRUE(write_file(path_ + "/buffer_size_kb", "8"));
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
     SCOPED_TRACE(reader_mode_name(mode));
-    std::string err;
-    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
-    ASSERT_TRUE(ring) << err;
+    auto opened = open_cpu_ring(RingFiles(path_), cpu_, mode);
+    ASSERT_TRUE(opened) << opened.reason();
+    auto ring = std::move(*opened);
     std::string prefix = std::string("lossy ") + reader_mode_name(mode) + " ";
     const int rounds = 3, per_round = 5000, n = rounds * per_round;
     CollectSink sink;
@@ -280,10 +280,10 @@ TEST_F(LiveRingTest, ProjectionAgreesWithLibtraceevent) {
   tep_format_field* buf_f = tep_find_field(ev, "buf");
   ASSERT_TRUE(ip_f && buf_f);
 
-  std::string err;
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
-    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
-    ASSERT_TRUE(ring) << err;
+    auto opened = open_cpu_ring(RingFiles(path_), cpu_, mode);
+    ASSERT_TRUE(opened) << opened.reason();
+    auto ring = std::move(*opened);
     for (int i = 0; i < 40; ++i) mark(std::string(i, 'a' + i % 26) + " " + std::to_string(i));
     CollectSink sink;
     drain_all(*ring, sink);
@@ -450,9 +450,9 @@ TEST_F(LiveRingTest, PollWakesOnDataWithBufferPercentZero) {
   ASSERT_TRUE(write_file(path_ + "/buffer_percent", "0"));
   for (ReaderMode mode : {ReaderMode::Mmap, ReaderMode::Read}) {
     SCOPED_TRACE(reader_mode_name(mode));
-    std::string err;
-    auto ring = open_cpu_ring(RingFiles(path_), cpu_, mode, err);
-    ASSERT_TRUE(ring) << err;
+    auto opened = open_cpu_ring(RingFiles(path_), cpu_, mode);
+    ASSERT_TRUE(opened) << opened.reason();
+    auto ring = std::move(*opened);
     CollectSink sink;
     drain_all(*ring, sink);
     mark("poll me");

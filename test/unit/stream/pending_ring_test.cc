@@ -48,27 +48,21 @@ class FakeRing final : public CpuRing {
 
 // An opener that reports `absent_times` absences, then hands out `ring`
 // (or, with `fail`, an error that is not an absence).
+Error fail_with(int code, std::string reason) { return fail(code, std::move(reason)); }
+
 struct Opener {
   int calls = 0;
   int absent_times = 0;
   bool fail = false;
   FakeRing* made = nullptr;
   PendingCpuRing::Opener fn() {
-    return [this](bool& absent, std::string& error) -> std::unique_ptr<CpuRing> {
+    return [this]() -> Result<std::unique_ptr<CpuRing>> {
       ++calls;
-      absent = false;
-      if (calls <= absent_times) {
-        absent = true;
-        error = "no ring";
-        return nullptr;
-      }
-      if (fail) {
-        error = "cannot open";
-        return nullptr;
-      }
+      if (calls <= absent_times) return std::unique_ptr<CpuRing>();  // (no ring yet)
+      if (fail) return fail_with(EACCES, "cannot open");
       auto r = std::make_unique<FakeRing>();
       made = r.get();
-      return r;
+      return std::unique_ptr<CpuRing>(std::move(r));
     };
   }
 };

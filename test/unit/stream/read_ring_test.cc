@@ -60,13 +60,15 @@ TEST(ReadRing, AnEventHeaderTheWalkDoesNotKnowIsRefused) {
   std::string changed = text.str();
   changed.replace(changed.find("type == 30"), 10, "type == 31");
   std::ofstream(inst.path() + "/events/header_event") << changed;
-  std::string err;
-  EXPECT_FALSE(open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err));
+  auto refused = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read);
+  EXPECT_FALSE(refused);
+  const std::string err = refused.reason();
   EXPECT_NE(err.find("events/header_event: an event header eventfs cannot walk (time_extend : type == 31)"),
             std::string::npos)
       << err;
   std::ofstream(inst.path() + "/events/header_event") << text.str();
-  EXPECT_TRUE(open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err)) << err;
+  auto opened = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read);
+  EXPECT_TRUE(opened) << opened.reason();
 }
 
 TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
@@ -80,9 +82,9 @@ TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
     b.event(ev('c')).missed(4);
     c.event(ev('d')).missed(-1);
     inst.write_pages({a.build(), b.build(), c.build()});
-    std::string err;
-    auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
-    ASSERT_TRUE(ring) << err;
+    auto opened = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read);
+    ASSERT_TRUE(opened) << opened.reason();
+    auto ring = std::move(*opened);
     EXPECT_STREQ(ring->mode(), "read");
     EXPECT_EQ(ring->subbuf_size(), static_cast<std::uint32_t>(sysconf(_SC_PAGESIZE)));
     inst.write_stats(4 + 6);  // the unmarked count comes from the stats file
@@ -136,9 +138,9 @@ TEST(ReadRing, ReadsFullSubbufsInOneDrainAndStopsAtAShortOne) {
   pages.push_back(tail.build());
   pages.push_back(tail.build());  // more that the next drain gets
   inst.write_pages(pages);
-  std::string err;
-  auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
-  ASSERT_TRUE(ring) << err;
+  auto opened = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read);
+  ASSERT_TRUE(opened) << opened.reason();
+  auto ring = std::move(*opened);
   CollectSink sink;
   EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(full_events + 1));
   EXPECT_EQ(ring->drain(sink, 100000), 1);
@@ -175,9 +177,9 @@ TEST(ReadRing, TheRestOfTheSubbufCaughtUpOnDoesNotEndTheNextDrain) {
   pages.push_back(full(5, second));
   pages.push_back(short_page(6, 'w', 2));  // the writer's page again
   inst.write_pages(pages);
-  std::string err;
-  auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
-  ASSERT_TRUE(ring) << err;
+  auto opened = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read);
+  ASSERT_TRUE(opened) << opened.reason();
+  auto ring = std::move(*opened);
   CollectSink sink;
   EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(first));
   EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(5 + second + 2));
@@ -196,9 +198,9 @@ TEST(ReadRing, LossesCountFromACounterResetWhileNoStreamWasOpen) {
     SubbufBuilder a(8, 10);
     a.event(ev('a')).missed(-1);
     inst.write_pages({a.build()});
-    std::string err;
-    auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
-    ASSERT_TRUE(ring) << err;
+    auto opened = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read);
+    ASSERT_TRUE(opened) << opened.reason();
+    auto ring = std::move(*opened);
     ring->count_losses_from(500);  // the last reader saw the counter at 500
     inst.write_stats(counter_at_open + 7);
     CollectSink sink;
@@ -221,9 +223,9 @@ TEST(ReadRing, ASubbufItsHeaderDoesNotFitIsAnErrorThatSaysWhy) {
   const std::uint64_t commit = page.size();  // (8 bytes more than it holds)
   std::memcpy(page.data() + 8, &commit, 8);
   inst.write_pages({page});
-  std::string err;
-  auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read, err);
-  ASSERT_TRUE(ring) << err;
+  auto opened = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Read);
+  ASSERT_TRUE(opened) << opened.reason();
+  auto ring = std::move(*opened);
   CollectSink sink;
   EXPECT_EQ(ring->drain(sink, 100), -EIO);
   EXPECT_EQ(ring->last_error(), "the " + std::to_string(page.size()) + " bytes read(2) gave: its header says " +
@@ -237,14 +239,16 @@ TEST(ReadRing, AutoFallsBackToReadOffTracefs) {
   SubbufBuilder a(8, 10);
   a.event(ev('a'));
   inst.write_pages({a.build()});
-  std::string err;
-  auto ring = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Auto, err);
-  ASSERT_TRUE(ring) << err;
+  auto opened = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Auto);
+  ASSERT_TRUE(opened) << opened.reason();
+  auto ring = std::move(*opened);
   EXPECT_STREQ(ring->mode(), "read");
-  EXPECT_FALSE(open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Mmap, err));
-  EXPECT_NE(err.find("not a tracefs file"), std::string::npos) << err;
-  EXPECT_FALSE(open_cpu_ring(RingFiles(inst.path()), 1, ReaderMode::Read, err));
-  EXPECT_NE(err.find("cpu1/trace_pipe_raw"), std::string::npos) << err;
+  auto mmap = open_cpu_ring(RingFiles(inst.path()), 0, ReaderMode::Mmap);
+  EXPECT_FALSE(mmap);
+  EXPECT_NE(mmap.reason().find("not a tracefs file"), std::string::npos) << mmap.reason();
+  auto cpu1 = open_cpu_ring(RingFiles(inst.path()), 1, ReaderMode::Read);
+  EXPECT_FALSE(cpu1);
+  EXPECT_NE(cpu1.reason().find("cpu1/trace_pipe_raw"), std::string::npos) << cpu1.reason();
 }
 
 TEST(ReadRing, ReaderModeNames) {

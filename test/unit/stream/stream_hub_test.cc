@@ -124,8 +124,8 @@ TEST(StreamHub, AnOpenRingThatCannotBeReadIsReportedOncePerSession) {
   ResolvedFixture fx("linux-6.18");
   StreamHub hub(RingFiles("/nonexistent"), 2, fx.resolution, ReaderMode::Read);
   std::atomic<int> drains{0};
-  hub.set_ring_opener([&](int cpu, std::string&) -> std::unique_ptr<CpuRing> {
-    return std::make_unique<FakeRing>(cpu, true, drains, cpu == 1 ? "sub-buffer 3 runs past its end" : "");
+  hub.set_ring_opener([&](int cpu) -> Result<std::unique_ptr<CpuRing>> {
+    return std::unique_ptr<CpuRing>(std::make_unique<FakeRing>(cpu, true, drains, cpu == 1 ? "sub-buffer 3 runs past its end" : ""));
   });
   std::mutex mu;
   std::vector<std::string> reports;
@@ -182,8 +182,8 @@ TEST(StreamHub, IdleRingReadersWaitForTheInstancesReadinessInsteadOfSweeping) {
   StreamHub hub(RingFiles("/nonexistent"), 2, fx.resolution, ReaderMode::Read);
   std::atomic<int> drains{0};
   std::atomic<bool> settled{true};
-  hub.set_ring_opener([&](int cpu, std::string&) -> std::unique_ptr<CpuRing> {
-    return std::make_unique<FakeRing>(cpu, false, drains, "", &settled);
+  hub.set_ring_opener([&](int cpu) -> Result<std::unique_ptr<CpuRing>> {
+    return std::unique_ptr<CpuRing>(std::make_unique<FakeRing>(cpu, false, drains, "", &settled));
   });
   int pair[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);

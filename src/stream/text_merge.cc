@@ -1,0 +1,70 @@
+#include "stream/text_merge.h"
+
+#include <cstring>
+#include <utility>
+
+#include <eventfs/record.h>
+#include <fmt/format.h>
+
+namespace eventfs {
+namespace {
+// The text stream's mark of a gap, in trace_pipe's words.
+std::string lost_line(std::size_t cpu, std::uint64_t count, bool unknown) {
+  if (unknown) return fmt::format("CPU:{} [LOST EVENTS]\n", cpu);
+  return fmt::format("CPU:{} [LOST {} EVENTS]\n", cpu, count);
+}
+}  // namespace
+
+TextMerge::TextMerge(HubCpus& cpus, const Resolution& resolution, std::function<std::string()> saved_cmdlines)
+    : cpus_(cpus), comms_(std::move(saved_cmdlines)) {
+  for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
+}
+
+// (A queue's dropped records are marked on the way, as they are met.)
+int TextMerge::oldest_head(std::string& out) {
+  int best = -1;
+  std::uint64_t best_ts = 0;
+  for (std::size_t c = 0; c < cpus_.size(); ++c) {
+    RecordQueue& q = cpus_[c]->queue;
+    if (RecordQueue::Dropped d = q.take_dropped(); d.count || d.unknown) {
+      out += lost_line(c, d.count, d.unknown);
+      continue;
+    }
+    if (q.empty()) continue;
+    if (best < 0 || q.front_ts() < best_ts) {
+      best = static_cast<int>(c);
+      best_ts = q.front_ts();
+    }
+  }
+  return best;
+}
+
+void TextMerge::render_head(int cpu, std::string& out) {
+  RecordQueue& q = cpus_[static_cast<std::size_t>(cpu)]->queue;
+  eventfs_record_header h;
+  std::memcpy(&h, q.front(), sizeof h);
+  if (h.id == EVENTFS_ID_LOST) {
+    eventfs_lost l;
+    std::memcpy(&l, q.front() + sizeof h, sizeof l);
+    out += lost_line(static_cast<std::size_t>(cpu), l.count, (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) != 0);
+  } else if (auto it = text_.find(h.id); it != text_.end()) {
+    char comm[16];
+    const std::size_t n = comms_.name_of(h.pid, comm);
+    it->second.render(out, {comm, n}, h.pid, static_cast<unsigned>(cpu), h.timestamp, q.front() + sizeof h);
+  }
+  q.pop();
+}
+
+bool TextMerge::take(std::size_t max, std::string& out) {
+  comms_.refresh();  // (before the queues' locks: it may read saved_cmdlines)
+  auto locks = lock_all(cpus_);
+  std::size_t start = out.size();
+  while (out.size() - start < max) {
+    const int best = oldest_head(out);
+    if (best < 0) break;
+    render_head(best, out);
+  }
+  return out.size() > start;
+}
+
+}  // namespace eventfs

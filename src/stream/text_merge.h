@@ -1,0 +1,38 @@
+// The merged text stream (trace_pipe): takes the records of every CPU's
+// queue in time order and renders them as tracefs's trace_pipe does, with
+// the task names of the kernel's saved_cmdlines and trace_pipe's marks of
+// lost events. What it takes is gone for the other readers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+#include "projection/binding.h"
+#include "projection/text_render.h"
+#include "stream/comm_cache.h"
+#include "stream/hub_cpu.h"
+
+namespace eventfs {
+
+class TextMerge {
+ public:
+  // `saved_cmdlines`: the kernel's "<pid> <comm>" lines.
+  TextMerge(HubCpus& cpus, const Resolution& resolution, std::function<std::string()> saved_cmdlines);
+
+  // Appends at most about `max` bytes of text to `out` (a whole line at
+  // least); false if there was nothing. Holds every CPU's mu meanwhile.
+  bool take(std::size_t max, std::string& out);
+
+ private:
+  int oldest_head(std::string& out);  // the CPU whose head is oldest, or -1
+  void render_head(int cpu, std::string& out);
+
+  HubCpus& cpus_;
+  CommCache comms_;  // the task names
+  std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
+};
+
+}  // namespace eventfs
