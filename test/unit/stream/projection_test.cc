@@ -12,7 +12,7 @@
 #include <random>
 #include <sstream>
 
-#include "../fixture_kernels.h"
+#include "support/fixture_kernels.h"
 #include "eventfs/record.h"
 #include "projection/projection.h"
 #include "ring/subbuf.h"

@@ -1,0 +1,43 @@
+// The fixture kernels of test/fixtures (see fixture_kernels.h).
+#include "support/fixture_kernels.h"
+
+#include <stdexcept>
+
+namespace eventfs::testing {
+
+const std::vector<std::string>& fixture_kernels() {
+  static const std::vector<std::string> k = {"linux-2.6.36", "linux-6.18", "linux-32bit-alt"};
+  return k;
+}
+
+std::string fixture_dir(const std::string& kernel) {
+  return std::string(EVENTFS_FIXTURES_DIR) + "/" + kernel;
+}
+
+Catalog builtin_catalog() {
+  Catalog c;
+  CatalogError err;
+  if (!parse_catalog(builtin_catalog_text(), kBuiltinCatalogName, c, err)) throw std::runtime_error(err.str());
+  return c;
+}
+
+ResolvedFixture::ResolvedFixture(const std::string& kernel, Catalog cat)
+    : catalog(std::move(cat)), tracefs(open_tracefs_dir(fixture_dir(kernel))), raw(*tracefs) {
+  resolution = resolve_catalog(catalog, [this](const RawEventName& n, std::string& why) {
+    return raw.get(n, why);
+  });
+}
+
+const Binding* ResolvedFixture::binding(const std::string& name) const {
+  for (const auto& b : resolution.available)
+    if (b.event->name == name) return &b;
+  return nullptr;
+}
+
+std::string ResolvedFixture::reason(const std::string& name) const {
+  for (const auto& [n, r] : resolution.unavailable)
+    if (n == name) return r;
+  return {};
+}
+
+}  // namespace eventfs::testing
