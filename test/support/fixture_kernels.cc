@@ -1,7 +1,11 @@
 // The fixture kernels of test/fixtures (see fixture_kernels.h).
 #include "support/fixture_kernels.h"
 
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+
+#include "ring/subbuf.h"
 
 namespace eventfs::testing {
 
@@ -12,6 +16,13 @@ const std::vector<std::string>& fixture_kernels() {
 
 std::string fixture_dir(const std::string& kernel) {
   return std::string(EVENTFS_FIXTURES_DIR) + "/" + kernel;
+}
+
+unsigned long_size_of(const std::string& kernel) {
+  std::ifstream in(fixture_dir(kernel) + "/events/header_page");
+  std::stringstream s;
+  s << in.rdbuf();
+  return header_page_long_size(s.str());
 }
 
 Catalog builtin_catalog() {

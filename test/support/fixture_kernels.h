@@ -16,6 +16,9 @@ const std::vector<std::string>& fixture_kernels();
 
 std::string fixture_dir(const std::string& kernel);
 
+// The size of a long on a fixture kernel, as its events/header_page says.
+unsigned long_size_of(const std::string& kernel);
+
 Catalog builtin_catalog();
 
 // A catalog resolved against one fixture kernel.

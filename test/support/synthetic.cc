@@ -1,8 +1,12 @@
 // Raw records and ring-buffer sub-buffers built by hand (see synthetic.h).
 #include "support/synthetic.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <stdexcept>
+
+#include "ring/subbuf.h"
 
 namespace eventfs::testing {
 
@@ -126,6 +130,26 @@ std::vector<CollectSink::Item> CollectSink::records() const {
   for (const auto& i : items)
     if (!i.lost) r.push_back(i);
   return r;
+}
+
+CollectSink walk(const std::vector<std::uint8_t>& page, unsigned long_size) {
+  SubbufParser parser(long_size);
+  EXPECT_TRUE(parser.load(page.data(), page.size()));
+  CollectSink sink;
+  std::uint32_t from = 0;
+  parser.walk(sink, from, 1000);
+  EXPECT_EQ(from, parser.data_size());
+  return sink;
+}
+
+std::vector<std::uint8_t> switch_record(const Binding& b, const Switch& s, int common_pid) {
+  RawRecord r(b.raw);
+  r.set_int("common_pid", static_cast<std::uint64_t>(common_pid));
+  r.set_str("prev_comm", s.prev_comm).set_int("prev_pid", static_cast<std::uint64_t>(s.prev_pid));
+  r.set_int("prev_prio", 120).set_int("prev_state", s.prev_state);
+  r.set_str("next_comm", s.next_comm).set_int("next_pid", static_cast<std::uint64_t>(s.next_pid));
+  r.set_int("next_prio", 120);
+  return r.bytes();
 }
 
 const FieldSlot& StableView::slot(const std::string& name) const {

@@ -86,6 +86,22 @@ struct CollectSink : RingSink {
   std::vector<Item> items;
 };
 
+// SubbufParser's walk of a whole sub-buffer (a gtest failure if it does not
+// load or the walk stops short of its end).
+CollectSink walk(const std::vector<std::uint8_t>& page, unsigned long_size);
+
+// The fields of a sched_switch record.
+struct Switch {
+  const char* prev_comm;
+  int prev_pid;
+  std::uint64_t prev_state;
+  const char* next_comm;
+  int next_pid;
+};
+
+// A raw sched_switch record laid out as `b`'s raw event (priorities 120).
+std::vector<std::uint8_t> switch_record(const Binding& b, const Switch& s, int common_pid);
+
 // Reads stable fields out of a projected payload by name.
 struct StableView {
   const Binding& b;
