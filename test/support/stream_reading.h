@@ -24,6 +24,10 @@ struct Record {
   std::string payload;  // header.size - sizeof header bytes, padding included
 };
 
+// Reads eventfs's streams without ever blocking the test: poll(2) on the
+// files, then a non-blocking read of 64 KiB (EVENTFS_RECORD_MAX_SIZE) from each
+// ready one. Text streams are split into lines; binary ones into records,
+// each checked against include/eventfs/record.h.
 class Collector {
  public:
   Collector(std::vector<std::string> paths, bool binary) : paths_(std::move(paths)), binary_(binary) {}
