@@ -49,6 +49,7 @@ extern "C" {
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -63,7 +64,9 @@ extern "C" {
 #include "ring/subbuf.h"
 #include "tracefs/raw_event_cache.h"
 #include "tracefs/tracefs.h"
-#include "tracefs_text.h"
+#include "support/files.h"
+#include "support/stream_util.h"
+#include "support/synthetic.h"
 
 namespace {
 
@@ -71,8 +74,19 @@ using namespace eventfs;
 
 constexpr const char* kTracefs = "/sys/kernel/tracing";
 
-using eventfs_tracefs_text::slurp;
-using eventfs_tracefs_text::write_file;
+using eventfs::testing::SubbufBuilder;
+
+// The file's text (empty if it cannot be read).
+std::string slurp(const std::string& path) {
+  std::string text;
+  eventfs_it::read_file(path, text);
+  return text;
+}
+
+// One write(2) of `text`; true if all of it was taken.
+bool write_file(const std::string& path, const std::string& text) {
+  return eventfs_it::stream::write_once(path, text, O_WRONLY) == 0;
+}
 
 // Records back to back; each 8-aligned so loads behave as in a sub-buffer.
 struct Records {
@@ -92,27 +106,20 @@ struct Pages {
   std::vector<std::vector<std::uint8_t>> pages;
   std::size_t records = 0;
   void build(const Records& r) {
-    std::vector<std::uint8_t> page;
-    std::size_t at = 0;
+    std::optional<SubbufBuilder> page;
     auto finish = [&] {
-      if (page.empty()) return;
-      std::uint64_t commit = at - 16;
-      std::memcpy(page.data() + 8, &commit, 8);
-      pages.push_back(page);
-      page.clear();
+      if (!page) return;
+      pages.push_back(page->build());
+      pages.back().resize(4096 + 8);  // and slack for kbuffer (BM_KbufferWalk)
+      page.reset();
     };
     for (const auto& [off, len] : r.at) {
       std::size_t padded = (len + 3) & ~std::size_t{3};
       if (padded > 112) continue;  // the short form only
-      if (!page.empty() && at + 4 + padded > page.size()) finish();
-      if (page.empty()) {
-        page.assign(4096 + 8, 0);  // and slack for kbuffer (BM_KbufferWalk)
-        at = 16;
-      }
-      std::uint32_t hdr = static_cast<std::uint32_t>(padded / 4) | (1u << 5);
-      std::memcpy(page.data() + at, &hdr, 4);
-      std::memcpy(page.data() + at + 4, r.bytes.data() + off, len);
-      at += 4 + padded;
+      if (page && page->header() + page->data_size() + 4 + padded > 4096) finish();
+      if (!page) page.emplace(8, 0);
+      const std::uint8_t* raw = r.bytes.data() + off;
+      page->event(std::vector<std::uint8_t>(raw, raw + len), 1);
       ++records;
     }
     finish();

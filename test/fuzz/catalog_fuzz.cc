@@ -26,7 +26,7 @@
 
 #include <eventfs/record.h>
 
-#include "../unit/fixture_kernels.h"
+#include "support/fixture_kernels.h"
 #include "catalog/parser.h"
 #include "format/named_types.h"
 #include "format/stable_layout.h"

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../unit/fixture_kernels.h"
+#include "support/fixture_kernels.h"
 #include "control/controller.h"
 #include "control/error_log.h"
 #include "control/filter.h"

@@ -13,7 +13,8 @@
 #include <regex>
 
 #include "support/control_fixture.h"
-#include "support/stream_helpers.h"
+#include "support/stream_util.h"
+#include "support/stream_reading.h"
 
 namespace eventfs_it {
 namespace {

@@ -22,6 +22,7 @@
 
 
 #include "support/fault_control_load.h"
+#include "support/stream_util.h"
 
 namespace eventfs_it {
 namespace {

@@ -14,6 +14,10 @@
 
 
 #include "support/fault_stream_load.h"
+#include "support/stream_util.h"
+#include "support/children.h"
+#include "support/stream_reading.h"
+#include "support/markers.h"
 
 namespace eventfs_it {
 namespace {

@@ -465,5 +465,14 @@ TEST_F(LiveRingTest, PollWakesOnDataWithBufferPercentZero) {
   }
 }
 
+// The running kernel's header_event describes the event header the walk
+// knows (the fixture kernels' are held to it in test/unit/stream/subbuf_test.cc).
+TEST(LiveHeaderEvent, DescribesTheHeaderTheWalkKnows) {
+  std::string text;
+  if (int e = eventfs_it::read_file(std::string(kTracefs) + "/events/header_event", text))
+    GTEST_SKIP() << "cannot read the running kernel's header_event: " << std::strerror(e);
+  EXPECT_EQ(header_event_mismatch(text), "");
+}
+
 }  // namespace
 }  // namespace eventfs

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "support/mounted_eventfs.h"
-#include "support/stream_helpers.h"
+#include "support/stream_util.h"
 
 namespace eventfs_it {
 namespace {

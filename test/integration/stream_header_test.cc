@@ -12,6 +12,9 @@
 
 #include "support/layout_decoder.h"
 #include "support/stream_fixture.h"
+#include "support/stream_util.h"
+#include "support/stream_reading.h"
+#include "support/sched_switch.h"
 
 namespace eventfs_it {
 namespace {

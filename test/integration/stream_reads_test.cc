@@ -11,6 +11,11 @@
 #include <tuple>
 
 #include "support/stream_fixture.h"
+#include "support/stream_util.h"
+#include "support/children.h"
+#include "support/stream_reading.h"
+#include "support/sched_switch.h"
+#include "support/markers.h"
 
 namespace eventfs_it {
 namespace {

@@ -12,6 +12,9 @@
 #include <tuple>
 
 #include "support/stream_fixture.h"
+#include "support/stream_util.h"
+#include "support/stream_reading.h"
+#include "support/sched_switch.h"
 
 namespace eventfs_it {
 namespace {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "support/fault_fixture.h"
+#include "support/children.h"
 
 namespace eventfs_it::fault {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "support/refused_writes.h"
-#include "support/stream_helpers.h"
+#include "support/stream_util.h"
 
 namespace eventfs_it::fault {
 

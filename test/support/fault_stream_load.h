@@ -3,6 +3,10 @@
 #pragma once
 
 #include "support/fault_control_load.h"
+#include "support/stream_util.h"
+#include "support/children.h"
+#include "support/stream_reading.h"
+#include "support/markers.h"
 
 namespace eventfs_it::fault {
 

@@ -1,5 +1,6 @@
 // The fixture of the stream tests (the top-level instance is left as it was), and
 #include "support/stream_fixture.h"
+#include "support/markers.h"
 
 namespace eventfs_it::stream {
 

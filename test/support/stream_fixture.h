@@ -10,7 +10,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "support/stream_helpers.h"
+#include "support/stream_util.h"
+#include "support/stream_reading.h"
 
 namespace eventfs_it::stream {
 

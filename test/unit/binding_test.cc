@@ -2,7 +2,7 @@
 // every fixture kernel that can supply it, and says why when it cannot.
 #include <gtest/gtest.h>
 
-#include "fixture_kernels.h"
+#include "support/fixture_kernels.h"
 
 namespace eventfs {
 namespace {

@@ -14,8 +14,8 @@
 #include "control/controller.h"
 #include "control/error_log.h"
 #include "control/trigger.h"
-#include "fake_instance.h"
-#include "fixture_kernels.h"
+#include "support/fake_instance.h"
+#include "support/fixture_kernels.h"
 
 namespace eventfs {
 namespace {

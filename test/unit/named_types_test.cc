@@ -2,7 +2,7 @@
 // come from each fixture kernel's print fmt tables.
 #include <gtest/gtest.h>
 
-#include "fixture_kernels.h"
+#include "support/fixture_kernels.h"
 #include "format/named_types.h"
 
 namespace eventfs {

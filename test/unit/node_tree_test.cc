@@ -9,7 +9,7 @@
 
 #include "mount/mount_tree.h"
 #include "fs/node_tree.h"
-#include "fixture_kernels.h"
+#include "support/fixture_kernels.h"
 
 namespace eventfs {
 namespace {

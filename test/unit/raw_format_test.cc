@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "fixture_kernels.h"
+#include "support/fixture_kernels.h"
 #include "mount/mount_tree.h"
 #include "mount/mount_watch.h"
 #include "tracefs/locate.h"

@@ -9,8 +9,8 @@
 #include "control/controller.h"
 #include "control/filter.h"
 #include "control/variables.h"
-#include "fake_instance.h"
-#include "fixture_kernels.h"
+#include "support/fake_instance.h"
+#include "support/fixture_kernels.h"
 
 namespace eventfs {
 namespace {

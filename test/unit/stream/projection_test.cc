@@ -1,23 +1,15 @@
-// Projections over synthetic sub-buffers of every fixture kernel: records are
-// laid out as each kernel's format says, put in a sub-buffer the way the
-// kernel writes one, walked with kbuffer and projected into stable records.
+// Projections of raw records into stable records over every fixture kernel:
+// records are laid out as each kernel's format says, put in a sub-buffer the
+// way the kernel writes one, walked and projected into stable records.
 #include <gtest/gtest.h>
 
 #include <cstring>
-
-#include <sys/mman.h>
-#include <unistd.h>
-#include <fstream>
 #include <memory>
 #include <random>
-#include <sstream>
 
-#include "../fixture_kernels.h"
-#include "eventfs/record.h"
 #include "projection/projection.h"
-#include "ring/subbuf.h"
+#include "support/fixture_kernels.h"
 #include "support/synthetic.h"
-#include "tracefs/raw_format_parser.h"
 
 namespace eventfs {
 namespace {
@@ -27,84 +19,11 @@ using testing::RawRecord;
 using testing::ResolvedFixture;
 using testing::StableView;
 using testing::SubbufBuilder;
+using testing::Switch;
 using testing::fixture_kernels;
-
-unsigned long_size_of(const std::string& kernel) {
-  std::ifstream in(testing::fixture_dir(kernel) + "/events/header_page");
-  std::stringstream s;
-  s << in.rdbuf();
-  return header_page_long_size(s.str());
-}
-
-// Walks one sub-buffer with kbuffer.
-CollectSink walk(const std::vector<std::uint8_t>& page, unsigned long_size) {
-  SubbufParser parser(long_size);
-  EXPECT_TRUE(parser.load(page.data(), page.size()));
-  CollectSink sink;
-  std::uint32_t from = 0;
-  parser.walk(sink, from, 1000);
-  EXPECT_EQ(from, parser.data_size());
-  return sink;
-}
-
-struct Switch {
-  const char* prev_comm;
-  int prev_pid;
-  std::uint64_t prev_state;
-  const char* next_comm;
-  int next_pid;
-};
-
-std::vector<std::uint8_t> switch_record(const Binding& b, const Switch& s, int common_pid) {
-  RawRecord r(b.raw);
-  r.set_int("common_pid", static_cast<std::uint64_t>(common_pid));
-  r.set_str("prev_comm", s.prev_comm).set_int("prev_pid", static_cast<std::uint64_t>(s.prev_pid));
-  r.set_int("prev_prio", 120).set_int("prev_state", s.prev_state);
-  r.set_str("next_comm", s.next_comm).set_int("next_pid", static_cast<std::uint64_t>(s.next_pid));
-  r.set_int("next_prio", 120);
-  return r.bytes();
-}
-
-TEST(Subbuf, HeaderPageGivesTheKernelsLongSize) {
-  EXPECT_EQ(long_size_of("linux-2.6.36"), 8u);
-  EXPECT_EQ(long_size_of("linux-6.18"), 8u);
-  EXPECT_EQ(long_size_of("linux-32bit-alt"), 4u);
-  EXPECT_EQ(header_page_long_size("garbage"), 0u);
-}
-
-// Every fixture kernel's header_event, and the running kernel's, describes
-// the event header the walk knows; changed ones are refused, by the line.
-TEST(Subbuf, HeaderEventDescribesTheHeaderTheWalkKnows) {
-  auto text_of = [](const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  };
-  for (const auto& kernel : fixture_kernels()) {
-    std::string text = text_of(testing::fixture_dir(kernel) + "/events/header_event");
-    ASSERT_FALSE(text.empty()) << kernel;
-    EXPECT_EQ(header_event_mismatch(text), "") << kernel;
-  }
-  std::string live = text_of("/sys/kernel/tracing/events/header_event");
-  if (!live.empty()) {
-    EXPECT_EQ(header_event_mismatch(live), "");
-  }
-  const std::string today = text_of(testing::fixture_dir("linux-6.18") + "/events/header_event");
-  auto changed = [&](const std::string& from, const std::string& to) {
-    std::string t = today;
-    auto at = t.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    return header_event_mismatch(t.replace(at, from.size(), to));
-  };
-  EXPECT_EQ(changed("27 bits", "26 bits"), "time_delta  :   26 bits");
-  EXPECT_EQ(changed("type == 29", "type == 28"), "padding     : type == 28");
-  EXPECT_EQ(changed("data max type_len  == 28", "data max type_len  == 27"), "data max type_len  == 27");
-  EXPECT_EQ(changed("\ttime_extend : type == 30\n", ""), "no \"time_extend : type == 30\" line");
-  EXPECT_EQ(changed("\tarray       :   32 bits\n", "\tarray       :   32 bits\n\tflags       :    1 bits\n"),
-            "flags       :    1 bits");
-  EXPECT_NE(header_event_mismatch(""), "");
-}
+using testing::long_size_of;
+using testing::switch_record;
+using testing::walk;
 
 // The task-state letters follow each kernel's own __print_flags table.
 TEST(Projection, SchedSwitchOnEveryFixtureKernel) {
@@ -507,68 +426,8 @@ TEST(Projection, DataLocPointingOutsideTheRecordIsZero) {
   EXPECT_EQ(v.num<std::int32_t>("prev_pid"), 1);
 }
 
-TEST(Subbuf, LostEventMarkersInTheSubbufHeader) {
-  for (unsigned ls : {4u, 8u}) {
-    SubbufBuilder stored(ls, 77);
-    stored.event({1, 0, 0, 0, 0, 0, 0, 0}).missed(123);
-    SubbufParser p(ls);
-    auto page = stored.build();
-    ASSERT_TRUE(p.load(page.data(), page.size()));
-    EXPECT_EQ(p.missed(), 123);
-    EXPECT_EQ(p.timestamp(), 77u);
-    EXPECT_EQ(p.data_size(), 12u);
 
-    SubbufBuilder unknown(ls, 0);
-    unknown.event({1, 0, 0, 0}).missed(-1);
-    page = unknown.build();
-    ASSERT_TRUE(p.load(page.data(), page.size()));
-    EXPECT_EQ(p.missed(), -1);
 
-    // A time extend first: kbuffer_missed_events() would say 0 here; the
-    // header says otherwise.
-    SubbufBuilder extended(ls, 0);
-    extended.time_extend(1ull << 30).event({1, 0, 0, 0}, 5).missed(9);
-    page = extended.build();
-    ASSERT_TRUE(p.load(page.data(), page.size()));
-    EXPECT_EQ(p.missed(), 9);
-    CollectSink sink;
-    std::uint32_t from = 0;
-    EXPECT_EQ(p.walk(sink, from, 10), 1u);
-    EXPECT_EQ(sink.items[0].ts, (1ull << 30) + 5);
-  }
-}
-
-TEST(Subbuf, MalformedSubbufIsRefusedOrCutShort) {
-  SubbufBuilder b(8, 0);
-  b.event(std::vector<std::uint8_t>(16, 1));
-  auto page = b.build();
-  std::uint64_t commit = 5000;  // larger than the sub-buffer
-  std::memcpy(page.data() + 8, &commit, 8);
-  SubbufParser p(8);
-  EXPECT_FALSE(p.load(page.data(), page.size()));
-  // An event whose length word runs past the commit: not delivered.
-  SubbufBuilder c(8, 0);
-  c.event(std::vector<std::uint8_t>(8, 1)).event(std::vector<std::uint8_t>(200, 2));
-  page = c.build();
-  commit = 12 + 20;  // the first event and part of the second
-  std::memcpy(page.data() + 8, &commit, 8);
-  ASSERT_TRUE(p.load(page.data(), page.size()));
-  CollectSink sink;
-  std::uint32_t from = 0;
-  EXPECT_EQ(p.walk(sink, from, 10), 1u);
-  EXPECT_EQ(from, p.data_size());
-}
-
-TEST(Subbuf, PaddingAndTimeExtendsAreSkipped) {
-  SubbufBuilder b(8, 100);
-  b.event({1, 0, 0, 0}, 1).padding(16).time_extend(1000).event({2, 0, 0, 0}, 2);
-  CollectSink sink = walk(b.build(), 8);
-  ASSERT_EQ(sink.items.size(), 2u);
-  EXPECT_EQ(sink.items[0].ts, 101u);
-  // kbuffer also adds the padding's time delta (the kernel writes 1 there).
-  EXPECT_EQ(sink.items[1].ts, 1104u);
-  EXPECT_EQ(sink.items[1].raw[0], 2);
-}
 
 int b0_id(const ResolvedFixture& fx) { return fx.resolution.available[0].raw.id & 0xff; }
 
@@ -593,145 +452,7 @@ TEST(Projection, ProjectionTableFindsByRawId) {
   }
 }
 
-TEST(RecordFraming, RecordFraming) {
-  ResolvedFixture fx("linux-6.18");
-  const Binding* b = fx.binding("sched_switch");
-  ASSERT_NE(b, nullptr);
-  Projection p = Projection::compile(*b);
-  auto raw = switch_record(*b, {"a", 1, 1, "b", 2}, 1);
-  std::vector<std::uint8_t> buf(record_size(p) + lost_record_size(), 0xee);
-  std::uint32_t n = write_record(p, 12345, raw.data(), static_cast<std::uint32_t>(raw.size()), buf.data());
-  EXPECT_EQ(n, 24u + 48u);  // 44-byte payload after the 24-byte header, padded to 8
-  std::uint32_t m = write_lost_record(999, 17, 3, true, buf.data() + n);
-  EXPECT_EQ(m, 40u);
-  auto* h = reinterpret_cast<const eventfs_record_header*>(buf.data());
-  EXPECT_EQ(eventfs_record_check(h, buf.size()), n);
-  EXPECT_EQ(h->id, 1u);
-  EXPECT_EQ(h->timestamp, 12345u);
-  EXPECT_EQ(h->pid, 1);  // the raw record's common_pid
-  EXPECT_EQ(h->version, EVENTFS_RECORD_VERSION);
-  EXPECT_EQ(h->reserved, 0u);
-  for (std::uint32_t i = 24 + 44; i < n; ++i) EXPECT_EQ(buf[i], 0) << i;
-  auto* l = reinterpret_cast<const eventfs_record_header*>(buf.data() + n);
-  ASSERT_EQ(eventfs_record_check(l, m), m);
-  EXPECT_EQ(l->id, EVENTFS_ID_LOST);
-  EXPECT_EQ(l->pid, 0);
-  auto* lp = static_cast<const eventfs_lost*>(EVENTFS_RECORD_PAYLOAD(l));
-  EXPECT_EQ(lp->count, 17u);
-  EXPECT_EQ(lp->cpu, 3u);
-  EXPECT_EQ(lp->flags, EVENTFS_LOST_COUNT_UNKNOWN);
-  EXPECT_EQ(eventfs_record_check(h, n - 1), 0u);
-}
 
-extern "C" int eventfs_record_h_c99_check(void);
-
-TEST(RecordFraming, RecordHeaderIsValidC99) { EXPECT_EQ(eventfs_record_h_c99_check(), 0); }
-
-}  // namespace
-}  // namespace eventfs
-
-namespace eventfs {
-namespace {
-
-// Garbage sub-buffers (whatever their commit word says, within the
-// capacity) are walked without reading past the sub-buffer (followed by a
-// PROT_NONE page), and every record handed out lies inside the committed
-// data.
-TEST(Subbuf, GarbageIsWalkedWithinBounds) {
-  std::mt19937 rng(7);
-  const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  auto* region = static_cast<std::uint8_t*>(mmap(nullptr, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  ASSERT_NE(region, MAP_FAILED);
-  ASSERT_EQ(mprotect(region + pg, pg, PROT_NONE), 0);
-  for (unsigned ls : {4u, 8u}) {
-    SubbufParser p(ls);
-    for (int round = 0; round < 20000; ++round) {
-      std::size_t cap = 64 + rng() % 256;
-      std::uint8_t* at = region + pg - cap;  // then the guard page
-      struct {
-        std::uint8_t* p;
-        std::uint8_t* get() const { return p; }
-      } page{at};
-      for (std::size_t i = 0; i < cap; ++i) page.p[i] = static_cast<std::uint8_t>(rng());
-      std::uint64_t commit = rng() % 2 ? cap - 8 - ls - rng() % 8 : rng() % (cap - 8 - ls + 1);
-      if (rng() % 4 == 0) commit |= 3ull << 30;
-      std::memcpy(page.get() + 8, &commit, ls);
-      if (!p.load(page.get(), cap)) continue;
-      struct Check : RingSink {
-        const std::uint8_t* lo;
-        const std::uint8_t* hi;
-        void record(std::uint64_t, const std::uint8_t* raw, std::uint32_t len) override {
-          ASSERT_GE(raw, lo);
-          ASSERT_LE(raw + len, hi);
-        }
-        void lost(std::uint64_t, std::uint64_t, bool) override {}
-      } sink;
-      sink.lo = page.get() + 8 + ls;
-      sink.hi = sink.lo + p.data_size();
-      std::uint32_t from = 0;
-      p.walk(sink, from, 1000);
-    }
-  }
-  munmap(region, 2 * pg);
-}
-
-}  // namespace
-}  // namespace eventfs
-
-namespace eventfs {
-namespace {
-
-// Whatever common fields a kernel has around common_pid (a common_padding
-// before it, a common_lock_depth after it, as some kernels had), the header's
-// pid is common_pid's value.
-TEST(RecordFraming, ThePidComesFromCommonPidWhereverTheKernelPutsIt) {
-  std::ifstream in(testing::fixture_dir("linux-6.18") + "/events/sched/sched_switch/format");
-  std::stringstream text;
-  text << in.rdbuf();
-  // common_pid moves from 4 to 8 behind a common_padding, a common_lock_depth
-  // follows it at 12, and the event's own fields move 16 bytes up.
-  std::string fixed;
-  std::istringstream lines(text.str());
-  std::string line;
-  while (std::getline(lines, line)) {
-    auto at = line.find("offset:");
-    if (at != std::string::npos && line.find("common_pid;") != std::string::npos) {
-      fixed += "\tfield:int common_padding;\toffset:4;\tsize:4;\tsigned:1;\n";
-      fixed += "\tfield:int common_pid;\toffset:8;\tsize:4;\tsigned:1;\n";
-      fixed += "\tfield:int common_lock_depth;\toffset:12;\tsize:4;\tsigned:1;\n";
-      continue;
-    }
-    if (at != std::string::npos && line.find("common_") == std::string::npos) {
-      const unsigned off = static_cast<unsigned>(std::stoul(line.substr(at + 7)));
-      line = line.substr(0, at + 7) + std::to_string(off + 16) + line.substr(line.find(';', at));
-    }
-    fixed += line + "\n";
-  }
-  auto parsed = parse_raw_format("sched", fixed);
-  ASSERT_TRUE(parsed) << parsed.reason() << "\n" << fixed;
-  const RawEvent& raw = *parsed;
-  ASSERT_NE(raw.field("common_padding"), nullptr);
-  ASSERT_EQ(raw.field("common_pid")->offset, 8u);
-  Catalog cat = testing::builtin_catalog();
-  auto bound = bind_stable_event(*cat.find("sched_switch"),
-                                 [&](const RawEventName&) -> Result<const RawEvent*> { return &raw; });
-  ASSERT_TRUE(bound) << bound.reason();
-  const Binding& b = *bound;
-  Projection p = Projection::compile(b);
-  RawRecord r(raw);
-  r.set_int("common_padding", 0xdead).set_int("common_pid", 4242).set_int("common_lock_depth", 7);
-  r.set_int("prev_pid", 4242).set_int("next_pid", 9);
-  auto bytes = r.bytes();
-  std::vector<std::uint8_t> out(record_size(p));
-  write_record(p, 5, bytes.data(), static_cast<std::uint32_t>(bytes.size()), out.data());
-  eventfs_record_header h;
-  std::memcpy(&h, out.data(), sizeof h);
-  EXPECT_EQ(h.pid, 4242);
-  EXPECT_EQ(h.version, EVENTFS_RECORD_VERSION);
-  StableView v{b, out.data() + sizeof h};
-  EXPECT_EQ(v.num<std::int32_t>("next_pid"), 9);
-  EXPECT_EQ(v.num<std::int32_t>("prev_pid"), 4242);
-}
 
 }  // namespace
 }  // namespace eventfs

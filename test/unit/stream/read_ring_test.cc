@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "../fixture_kernels.h"
+#include "support/fixture_kernels.h"
 #include "ring/ring.h"
 #include "support/synthetic.h"
 

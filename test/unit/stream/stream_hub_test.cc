@@ -19,7 +19,7 @@
 #include <chrono>
 #include <thread>
 
-#include "../fixture_kernels.h"
+#include "support/fixture_kernels.h"
 #include "fs/stream_file.h"
 #include "stream/stream_hub.h"
 

@@ -1,7 +1,7 @@
 // Text lines of projected records: the same line on every kernel.
 #include <gtest/gtest.h>
 
-#include "../fixture_kernels.h"
+#include "support/fixture_kernels.h"
 #include "projection/text_render.h"
 #include "support/synthetic.h"
 
