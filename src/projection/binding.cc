@@ -71,17 +71,17 @@ Result<Binding> bind_to(const StableEvent& ev, const RawEvent& raw) {
   b.layout = layout_of(ev.format_fields());
   for (std::size_t i = 0; i < ev.fields.size(); ++i) {
     const StableField& s = ev.fields[i];
-    std::optional<Result<FieldBinding>> first;
     std::optional<FieldBinding> fb;
+    std::string first_why;
     for (const auto& src : s.sources) {
       auto bound = bind_field(s, src, raw);
       if (bound) {
         fb = std::move(bound).value();
         break;
       }
-      if (!first) first = std::move(bound);
+      if (first_why.empty()) first_why = bound.reason();
     }
-    if (!fb) return fail(EINVAL, fmt::format("field {}: {}", s.decl.name, first ? first->reason() : ""));
+    if (!fb) return fail(EINVAL, fmt::format("field {}: {}", s.decl.name, first_why));
     fb->slot = b.layout.slots[i];
     b.fields.push_back(std::move(*fb));
   }

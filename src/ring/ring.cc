@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -105,8 +106,9 @@ class ReadRing final : public CpuRing {
         from_ = 0;
         // The stats file is read only for a mark without a count.
         std::int64_t mark = parser_.missed();
-        Result<std::uint64_t> overrun = fail(ENODATA, {});
-        if (mark < 0 && has_overrun_) overrun = files_.read_overrun(cpu_);
+        std::optional<std::uint64_t> overrun;
+        if (mark < 0 && has_overrun_)
+          if (Result<std::uint64_t> o = files_.read_overrun(cpu_)) overrun = *o;
         lost_.subbuf(sink, stats_, parser_.timestamp(), mark, overrun ? &*overrun : nullptr, false);
       }
       std::size_t got = parser_.walk(sink, from_, max - n);
