@@ -231,8 +231,11 @@ FilterResult translate_filter(std::string_view stable, const FilterFieldMap& fie
   return translate_filter(stable, &fields, nullptr);
 }
 
-bool names_a_variable(std::string_view text, const VariableValues& vars) {
-  if (vars.empty()) return false;
+namespace {
+
+// A bare word of `text` outside quotes that names one of `vars`: the
+// estimate for text the filter grammar does not accept.
+bool mentions_a_variable(std::string_view text, const VariableValues& vars) {
   char quote = 0;
   for (std::size_t i = 0; i < text.size();) {
     char c = text[i];
@@ -252,6 +255,16 @@ bool names_a_variable(std::string_view text, const VariableValues& vars) {
     }
   }
   return false;
+}
+
+}  // namespace
+
+bool names_a_variable(std::string_view text, const VariableValues& vars) {
+  if (vars.empty()) return false;
+  // Where the grammar accepts the text, its own reading of which words are
+  // values decides: a quote inside an unquoted value opens no string.
+  if (auto read = translate_filter(text, nullptr, &vars)) return !read->variables.empty();
+  return mentions_a_variable(text, vars);
 }
 
 FilterResult translate_filter(std::string_view text, const FilterFieldMap* fields, const VariableValues* vars) {

@@ -65,7 +65,9 @@ FilterResult translate_filter(std::string_view stable, const FilterFieldMap& fie
 // the kernel's (a raw event's filter) and are not checked.
 FilterResult translate_filter(std::string_view text, const FilterFieldMap* fields, const VariableValues* vars);
 
-// Whether a bare word of `text` (outside quotes) names one of `vars`.
+// Whether a value of `text` is a bare word naming one of `vars`: as the
+// filter grammar reads it, or, where it does not accept the text, any word
+// outside quotes.
 bool names_a_variable(std::string_view text, const VariableValues& vars);
 
 // Raw -> stable for read-back: renames raw field names that a plain stable

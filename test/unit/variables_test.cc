@@ -106,6 +106,12 @@ TEST(FilterVariables, ABareWordNamingAVariableBecomesItsValue) {
   EXPECT_EQ(tf.raw, "anything >= 42");
   EXPECT_TRUE(names_a_variable("x == mine", vars));
   EXPECT_FALSE(names_a_variable("x == \"mine\" && y == 0xmine", vars));
+  // A quote inside an unquoted value opens no string: the grammar reads
+  // `4'` as the value and `mine` as the next one.
+  EXPECT_TRUE(names_a_variable("x == 4' && y == mine", vars));
+  // Text the grammar refuses is read word by word outside quotes.
+  EXPECT_TRUE(names_a_variable("x == mine &&", vars));
+  EXPECT_FALSE(names_a_variable("x == 'mine", vars));
 }
 
 class FakeCaptures final : public CaptureEngine {
