@@ -130,7 +130,7 @@ struct Pages {
 void walk_pages(const Pages& pages, RingSink& sink) {
   SubbufParser parser(8);
   for (const auto& page : pages.pages) {
-    parser.load(page.data(), 4096);
+    if (!parser.load(page.data(), 4096)) continue;
     std::uint32_t from = 0;
     parser.walk(sink, from, 1000);
   }
@@ -245,13 +245,13 @@ bool capture_real(Setup& s, std::string& why) {
   sink.max = 16384;
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
   while (std::chrono::steady_clock::now() < end) {
-    for (auto& r : rings) r->drain(sink, 100000);
+    for (auto& r : rings) (void)r->drain(sink, 100000);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   stop = true;
   load.join();
   write_file(path + "/events/sched/sched_switch/enable", "0");
-  for (auto& r : rings) r->drain(sink, 1000000);
+  for (auto& r : rings) (void)r->drain(sink, 1000000);
   std::string modes;
   for (auto& r : rings) modes = r->mode();
   rings.clear();

@@ -271,8 +271,11 @@ int main(int argc, char* argv[]) {
     }
   }
   ReaderMode reader_mode = ReaderMode::Auto;
-  if (opts.reader && !parse_reader_mode(opts.reader, reader_mode))
-    die(std::string("reader=") + opts.reader + ": expected auto, mmap or read");
+  if (opts.reader) {
+    Result<ReaderMode> mode = parse_reader_mode(opts.reader);
+    if (!mode) die(std::string("reader=") + opts.reader + ": " + mode.reason());
+    reader_mode = *mode;
+  }
   const int drainer_nice = drainer_nice_or_die(opts);
   const std::optional<int> drainer_fifo = drainer_fifo_or_die(opts);
   const std::size_t queue_bytes = queue_bytes_or_die(opts);

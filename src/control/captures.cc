@@ -183,10 +183,9 @@ void InstanceCaptures::run() {
         values.clear();
         FieldSink sink(a.spec.field, values);
         const std::size_t r = owners[i - 1].second;
-        int n;
-        while ((n = a.rings[r]->drain(sink, 256)) == 256) {
-        }
-        if (n < 0 || (fds[i].revents & (POLLERR | POLLNVAL))) a.failed[r] = true;
+        Result<std::size_t> n = a.rings[r]->drain(sink, 256);
+        while (n && *n == 256) n = a.rings[r]->drain(sink, 256);
+        if (!n || (fds[i].revents & (POLLERR | POLLNVAL))) a.failed[r] = true;
         for (const auto& [v, ts] : values) {
           if (a.spec.count && *a.spec.count == 0) break;
           taken.push_back({a.spec.variable, v, ts});

@@ -26,7 +26,7 @@ MappedReader::MappedReader(const ring_abi::TraceBufferMeta* meta, const std::uin
       subbuf_size_(load(meta->subbuf_size)),
       nr_subbufs_(load(meta->nr_subbufs)) {}
 
-int MappedReader::drain(RingSink& sink, std::size_t max) {
+Result<std::size_t> MappedReader::drain(RingSink& sink, std::size_t max) {
   if (!started_) {
     started_ = true;
     cur_ = load(meta_->reader.id);
@@ -41,16 +41,12 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
   std::size_t n = 0;
   bool asked_again = false;
   for (;;) {
-    if (cur_ >= nr_subbufs_) {
-      error_ = fmt::format("the meta page names sub-buffer {} as the reader's, of {}", cur_, nr_subbufs_);
-      return -EIO;
-    }
+    if (cur_ >= nr_subbufs_)
+      return fail(EIO, fmt::format("the meta page names sub-buffer {} as the reader's, of {}", cur_, nr_subbufs_));
     const std::uint8_t* page = data_ + static_cast<std::size_t>(cur_) * subbuf_size_;
     // (The same sub-buffer as at the last drain: walked on from its place.)
-    if (!(fresh_ ? parser_.load(page, subbuf_size_) : parser_.reload(page, subbuf_size_))) {
-      error_ = fmt::format("sub-buffer {}: {}", cur_, parser_.problem());
-      return -EIO;
-    }
+    if (Status s = fresh_ ? parser_.load(page, subbuf_size_) : parser_.reload(page, subbuf_size_); !s)
+      return fail(EIO, fmt::format("sub-buffer {}: {}", cur_, s.reason()));
     if (fresh_) {
       fresh_ = false;
       std::uint64_t overrun = load(meta_->overrun);
@@ -59,11 +55,9 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
     std::size_t got = parser_.walk(sink, from_, max - n);
     n += got;
     stats_.entries += got;
-    if (n >= max) return static_cast<int>(n);
-    if (int rc = get_reader_(ctx_); rc < 0) {
-      error_ = fmt::format("TRACE_MMAP_IOCTL_GET_READER: {}", std::strerror(-rc));
-      return rc;
-    }
+    if (n >= max) return n;
+    if (int rc = get_reader_(ctx_); rc < 0)
+      return fail(-rc, fmt::format("TRACE_MMAP_IOCTL_GET_READER: {}", std::strerror(-rc)));
     ++stats_.swaps;
     std::uint32_t id = load(meta_->reader.id);
     if (id == cur_) {
@@ -79,7 +73,7 @@ int MappedReader::drain(RingSink& sink, std::size_t max) {
       // that for a catch-up would rest while the ring overran).
       // Then: walk those events and ask again, once.
       const std::uint64_t written = load(meta_->entries), gone = load(meta_->overrun) + load(meta_->read);
-      if (asked_again || written <= gone) return static_cast<int>(n);
+      if (asked_again || written <= gone) return n;
       asked_again = true;
       continue;
     }

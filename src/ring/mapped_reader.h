@@ -43,7 +43,7 @@ class MappedReader {
   MappedReader(const ring_abi::TraceBufferMeta* meta, const std::uint8_t* data, unsigned long_size,
                GetReaderFn get_reader, void* ctx);
 
-  int drain(RingSink& sink, std::size_t max_records);
+  Result<std::size_t> drain(RingSink& sink, std::size_t max_records);
   // See CpuRing::count_losses_from (by default: the counter at the first drain).
   void count_losses_from(std::uint64_t overrun) {
     base_ = overrun;
@@ -54,8 +54,6 @@ class MappedReader {
   // False when the reader sub-buffer holds committed events past those
   // walked (see CpuRing::settled).
   bool settled() const;
-  // Why the last drain() failed (see CpuRing::last_error).
-  const std::string& last_error() const { return error_; }
 
  private:
   const ring_abi::TraceBufferMeta* meta_;
@@ -74,7 +72,6 @@ class MappedReader {
 
   LostAccounting lost_;
   RingStats stats_;
-  std::string error_;
 };
 
 }  // namespace eventfs

@@ -30,9 +30,10 @@ class PendingCpuRing final : public CpuRing {
 
   PendingCpuRing(int cpu, Opener open, std::chrono::milliseconds retry = kRetry);
 
-  // 0 while there is no ring (or -errno when one cannot be opened for another
-  // reason; tried again after `retry`), else the ring's drain().
-  int drain(RingSink& sink, std::size_t max_records) override;
+  // 0 while there is no ring (or EIO and the opener's reason when one cannot
+  // be opened for another reason; tried again after `retry`), else the
+  // ring's drain().
+  Result<std::size_t> drain(RingSink& sink, std::size_t max_records) override;
   int poll_fd() const override { return ring_ ? ring_->poll_fd() : -1; }
   void count_losses_from(std::uint64_t overrun) override;
   // "offline" until the ring is there.
@@ -44,7 +45,6 @@ class PendingCpuRing final : public CpuRing {
   // (Without a ring there is nothing to deliver: its reader waits, and
   // looks for the ring at least once per wait, every second.)
   bool settled() const override { return !ring_ || ring_->settled(); }
-  std::string last_error() const override { return ring_ ? ring_->last_error() : error_; }
 
  private:
   int cpu_;
@@ -53,7 +53,6 @@ class PendingCpuRing final : public CpuRing {
   std::optional<std::chrono::steady_clock::time_point> next_try_;  // none: at the first drain
   std::optional<std::uint64_t> losses_from_;
   std::unique_ptr<CpuRing> ring_;
-  std::string error_;  // why the ring could not be opened, the last time
 };
 
 }  // namespace eventfs

@@ -70,7 +70,7 @@ class ReadRing final : public CpuRing {
     lost_.open(opened_overrun_);
   }
 
-  int drain(RingSink& sink, std::size_t max) override {
+  Result<std::size_t> drain(RingSink& sink, std::size_t max) override {
     std::size_t n = 0;
     while (n < max) {
       if (!loaded_ || from_ >= parser_.data_size()) {
@@ -85,22 +85,20 @@ class ReadRing final : public CpuRing {
         if (loaded_ && short_ && !resumed_) {
           loaded_ = false;
           resumed_ = true;
-          return static_cast<int>(n);
+          return n;
         }
         if (loaded_) resumed_ = false;
         loaded_ = false;
         ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size());
         if (r < 0) {
           if (errno == EINTR) continue;
-          if (errno == EAGAIN) return static_cast<int>(n);
-          error_ = fmt::format("read(2): {}", std::strerror(errno));
-          return -errno;
+          if (errno == EAGAIN) return n;
+          const int e = errno;
+          return fail(e, fmt::format("read(2): {}", std::strerror(e)));
         }
-        if (r == 0) return static_cast<int>(n);
-        if (!parser_.load(buf_.data(), static_cast<std::size_t>(r))) {
-          error_ = fmt::format("the {} bytes read(2) gave: {}", r, parser_.problem());
-          return -EIO;
-        }
+        if (r == 0) return n;
+        if (Status s = parser_.load(buf_.data(), static_cast<std::size_t>(r)); !s)
+          return fail(EIO, fmt::format("the {} bytes read(2) gave: {}", r, s.reason()));
         loaded_ = true;
         short_ = parser_.data_size() < subbuf_size() / 4 * 3;
         from_ = 0;
@@ -115,7 +113,7 @@ class ReadRing final : public CpuRing {
       n += got;
       stats_.entries += got;
     }
-    return static_cast<int>(n);
+    return n;
   }
   int poll_fd() const override { return fd_.get(); }
   // (A counter below `overrun` was reset since, as writing the instance's
@@ -138,7 +136,6 @@ class ReadRing final : public CpuRing {
   std::uint32_t subbuf_size() const override {
     return static_cast<std::uint32_t>(buf_.size());
   }
-  std::string last_error() const override { return error_; }
 
  private:
   FdHolder fd_;
@@ -154,7 +151,6 @@ class ReadRing final : public CpuRing {
   std::uint32_t from_ = 0;
   LostAccounting lost_;
   RingStats stats_;
-  std::string error_;  // why the last drain failed
 };
 
 class MmapRing final : public CpuRing {
@@ -199,7 +195,7 @@ class MmapRing final : public CpuRing {
     munmap(meta_, meta_len_);
   }
 
-  int drain(RingSink& sink, std::size_t max) override { return reader_.drain(sink, max); }
+  Result<std::size_t> drain(RingSink& sink, std::size_t max) override { return reader_.drain(sink, max); }
   int poll_fd() const override { return fd_.get(); }
   void count_losses_from(std::uint64_t overrun) override { reader_.count_losses_from(overrun); }
   const char* mode() const override { return "mmap"; }
@@ -207,7 +203,6 @@ class MmapRing final : public CpuRing {
   int cpu() const override { return cpu_; }
   std::uint32_t subbuf_size() const override { return reader_.subbuf_size(); }
   bool settled() const override { return reader_.settled(); }
-  std::string last_error() const override { return reader_.last_error(); }
 
  private:
   MmapRing(int fd, int cpu, unsigned long_size, void* meta, std::size_t meta_len, void* data,
@@ -245,12 +240,11 @@ class MmapRing final : public CpuRing {
 
 }  // namespace
 
-bool parse_reader_mode(std::string_view text, ReaderMode& out) {
-  if (text == "auto") out = ReaderMode::Auto;
-  else if (text == "mmap") out = ReaderMode::Mmap;
-  else if (text == "read") out = ReaderMode::Read;
-  else return false;
-  return true;
+Result<ReaderMode> parse_reader_mode(std::string_view text) {
+  if (text == "auto") return ReaderMode::Auto;
+  if (text == "mmap") return ReaderMode::Mmap;
+  if (text == "read") return ReaderMode::Read;
+  return fail(EINVAL, "expected auto, mmap or read");
 }
 
 const char* reader_mode_name(ReaderMode mode) {

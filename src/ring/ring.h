@@ -27,8 +27,8 @@ namespace eventfs {
 
 enum class ReaderMode { Auto, Mmap, Read };
 
-// "auto", "mmap", "read" (the -o reader= values).
-bool parse_reader_mode(std::string_view text, ReaderMode& out);
+// "auto", "mmap", "read" (the -o reader= values); EINVAL for anything else.
+Result<ReaderMode> parse_reader_mode(std::string_view text);
 const char* reader_mode_name(ReaderMode mode);
 
 // Receives a CPU's records and lost-event reports, in ring order.
@@ -61,8 +61,9 @@ class CpuRing {
   virtual ~CpuRing() = default;
   // Delivers at most max_records records (lost reports do not count) and
   // returns how many it delivered: max_records when there may be more,
-  // fewer when nothing more is available now; or -errno. Never blocks.
-  virtual int drain(RingSink& sink, std::size_t max_records) = 0;
+  // fewer when nothing more is available now. Never blocks. On failure: the
+  // errno and what the ring knows of why.
+  virtual Result<std::size_t> drain(RingSink& sink, std::size_t max_records) = 0;
   // A descriptor to poll(POLLIN) on for data. Note the kernel wakes a poller
   // on trace_pipe_raw only once the ring is buffer_percent full (the
   // instance's buffer_percent file; 0 means any data).
@@ -87,9 +88,6 @@ class CpuRing {
   // ring is settled; a ring that is not is looked at again within
   // milliseconds. Cheap: no system call.
   virtual bool settled() const { return true; }
-  // Why the last drain() failed, where the ring knows more than its errno
-  // ("" otherwise).
-  virtual std::string last_error() const { return {}; }
 };
 
 // Opens CPU `cpu` of a tracefs instance through its ring files (an

@@ -70,37 +70,32 @@ std::uint32_t SubbufParser::committed(const std::uint8_t* page) const {
   return static_cast<std::uint32_t>(load_commit(page, long_size_) & kCommitMask);
 }
 
-bool SubbufParser::fail(std::string why) {
-  problem_ = std::move(why);
-  return false;
-}
-
-bool SubbufParser::reload(const std::uint8_t* page, std::size_t capacity) {
+Status SubbufParser::reload(const std::uint8_t* page, std::size_t capacity) {
   if (!page_ || page != page_ || capacity < header_size()) return load(page, capacity);
   const std::uint64_t commit = load_commit(page, long_size_);
-  if (commit == commit_) return true;
+  if (commit == commit_) return {};
   // Grown, its flags as they were: what was walked stands.
   const std::uint64_t size = commit & kCommitMask;
   if ((commit & ~kCommitMask) != (commit_ & ~kCommitMask) || size < size_ || size > capacity - header_size())
     return load(page, capacity);
   size_ = static_cast<std::uint32_t>(size);
   commit_ = commit;
-  return true;
+  return {};
 }
 
-bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
+Status SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
   page_ = nullptr;
   size_ = 0;
   missed_ = 0;
   if (capacity < header_size())
-    return fail(fmt::format("{} bytes, shorter than a sub-buffer header ({})", capacity, header_size()));
+    return fail(EIO, fmt::format("{} bytes, shorter than a sub-buffer header ({})", capacity, header_size()));
   const std::uint64_t commit = load_commit(page, long_size_);
   std::uint64_t size = commit & kCommitMask;
   if (size > capacity - header_size())
-    return fail(fmt::format("its header says {} bytes of events, and it holds {}", size, capacity - header_size()));
+    return fail(EIO, fmt::format("its header says {} bytes of events, and it holds {}", size, capacity - header_size()));
   std::memcpy(&ts_, page, 8);
   if ((commit & kMissedStored) && header_size() + size + long_size_ > capacity)
-    return fail("its lost-events count would lie past its end");
+    return fail(EIO, "its lost-events count would lie past its end");
   if (commit & kMissedEvents) {
     missed_ = -1;
     std::size_t at = header_size() + size;
@@ -122,7 +117,7 @@ bool SubbufParser::load(const std::uint8_t* page, std::size_t capacity) {
   at_ = 0;
   at_ts_ = ts_;
   spoiled_ = false;
-  return true;
+  return {};
 }
 
 std::size_t SubbufParser::walk(RingSink& sink, std::uint32_t& from, std::size_t max) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "error/result.h"
 #include "ring/ring.h"
 
 namespace eventfs {
@@ -40,18 +41,17 @@ class SubbufParser {
   unsigned header_size() const { return 8 + long_size_; }
 
   // Loads the sub-buffer at `page` of `capacity` bytes (header included) as
-  // it is now (re-load to see events a writer has committed since). False
-  // when its commit does not fit in `capacity`, or it says a lost count is
-  // stored after the data where there is no room for one.
-  bool load(const std::uint8_t* page, std::size_t capacity);
-  // Why the last load() failed, in a few words.
-  const std::string& problem() const { return problem_; }
+  // it is now (re-load to see events a writer has committed since). EIO,
+  // with what is wrong in a few words, when its commit does not fit in
+  // `capacity`, or it says a lost count is stored after the data where there
+  // is no room for one.
+  Status load(const std::uint8_t* page, std::size_t capacity);
   // The sub-buffer loaded last, again, as a reader of the kernel's mapping
   // sees it after a pause: the walk keeps its place (a load walks from the
   // first event again to find it), and goes on to what the writer has
   // committed since. A commit word that shrank or whose flags changed (not
   // the sub-buffer loaded after all) loads it afresh.
-  bool reload(const std::uint8_t* page, std::size_t capacity);
+  Status reload(const std::uint8_t* page, std::size_t capacity);
 
   // The bytes of events the sub-buffer at `page` says are committed now
   // (its commit word, without the flags), whatever is loaded.
@@ -74,8 +74,6 @@ class SubbufParser {
   std::size_t walk(RingSink& sink, std::uint32_t& from, std::size_t max);
 
  private:
-  bool fail(std::string why);  // false, with problem() set
-
   unsigned long_size_;
   const std::uint8_t* page_ = nullptr;
   std::uint32_t size_ = 0;
@@ -87,7 +85,6 @@ class SubbufParser {
   std::uint32_t at_ = 0;
   std::uint64_t at_ts_ = 0;
   bool spoiled_ = false;  // the walk met a header it cannot follow
-  std::string problem_;
 };
 
 }  // namespace eventfs

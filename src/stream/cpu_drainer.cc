@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -142,8 +143,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
 
 DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
   DrainPolicy::Drained d;
-  int failed = 0;  // an error of the ring to report (with no lock held)
-  std::string failure;
+  std::optional<Error> failure;  // an error of the ring to report (with no lock held)
   {
     // A reader taking from the queue (or one preempted while it does) must
     // not hold the ring up: while the queue is busy, records go to the
@@ -162,7 +162,7 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
     Sink sink(table_, wanted_, cpu_);
     sink.target = lock ? &q_.queue : &q_.staging;
     std::lock_guard ring_lock(q_.ring_mu);
-    const int got = ring.drain(sink, batch);
+    Result<std::size_t> got = ring.drain(sink, batch);
     if (ring.poll_fd() != ring_fd_) {
       // The kernel made the ring of a CPU that had none (it came online):
       // this thread and the notifier move there.
@@ -171,19 +171,21 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
       pin_until_ = now + std::chrono::milliseconds(kPinRetryMs);
       q_.repin = true;
     }
-    if (got < 0 && -got != reported_) {
-      failed = reported_ = -got;
-      failure = ring.last_error();
+    if (!got && got.code() != reported_) {
+      reported_ = got.code();
+      failure = std::move(got).error();
     }
-    d.got = got;
+    d.got = got ? *got : 0;
+    d.failed = !got;
     d.batch = batch;
     d.added = sink.added;
     d.has_ring = ring.has_ring();
     d.settled = ring.settled();
     d.staging_empty = q_.staging.empty();
   }
-  if (failed)
-    report_(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_, failure.empty() ? std::strerror(failed) : failure));
+  if (failure)
+    report_(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_,
+                        failure->reason.empty() ? std::strerror(failure->code) : failure->reason));
   return d;
 }
 

@@ -39,12 +39,12 @@ bool DrainPolicy::woke(Clock::time_point now, const Polled& polled) {
 }
 
 void DrainPolicy::drained(const Drained& d) {
-  behind_ = d.got == static_cast<int>(d.batch);
+  behind_ = !d.failed && d.got == d.batch;
   // (Not after a sweep that found nothing, the ring not ready: an idle
   // stream's reader would wake twice a sweep, at the rest's end too.)
-  if (!behind_ && (d.got != 0 || ready_)) rest_until_ = now_ + std::chrono::milliseconds(kRestMs);
+  if (!behind_ && (d.got != 0 || d.failed || ready_)) rest_until_ = now_ + std::chrono::milliseconds(kRestMs);
   added_ += d.added;
-  const bool found = d.got != 0 || d.added != 0 || ready_;
+  const bool found = d.got != 0 || d.failed || d.added != 0 || ready_;
   if (written_) useless_ = found ? 0 : useless_ + 1;
   if (found || written_)
     quiet_ = 0;

@@ -79,7 +79,8 @@ class DrainPolicy {
   };
   // What a drain gave.
   struct Drained {
-    int got = 0;               // CpuRing::drain(): records, or -errno
+    std::size_t got = 0;       // CpuRing::drain(): records delivered
+    bool failed = false;       // CpuRing::drain() failed
     std::size_t batch = 0;     // the most it was asked for
     std::size_t added = 0;     // records (and lost-events records) queued or staged
     bool has_ring = true;      // CpuRing::has_ring(), after the drain

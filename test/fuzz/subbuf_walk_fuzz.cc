@@ -176,7 +176,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t hdr = p.header_size();
   Sink whole;
   whole.page = page.data();
-  if (p.load(page.data(), cap)) {
+  if (Status loaded = p.load(page.data(), cap)) {
     FUZZ_CHECK(hdr + p.data_size() <= cap);
     FUZZ_CHECK(p.data_size() == (get_commit(page.data(), ls) & SubbufParser::kCommitMask));
     whole.lo = hdr;
@@ -247,7 +247,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     FUZZ_CHECK(p.missed() == mark);
   } else {
-    FUZZ_CHECK(!p.problem().empty());
+    FUZZ_CHECK(loaded.code() == EIO && !loaded.reason().empty());
   }
 
   // Commit words the input chooses, each followed by a reload and a walk:
@@ -260,8 +260,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::uint32_t from = 0;
   for (std::uint32_t w : words) {
     if (cap >= hdr) put_commit(page.data(), ls, w);
-    if (!p.reload(page.data(), cap)) {
-      FUZZ_CHECK(!p.problem().empty());
+    if (Status reloaded = p.reload(page.data(), cap); !reloaded) {
+      FUZZ_CHECK(reloaded.code() == EIO && !reloaded.reason().empty());
       continue;
     }
     FUZZ_CHECK(hdr + p.data_size() <= cap);

@@ -115,7 +115,8 @@ class LiveRingTest : public ::testing::Test {
   static void drain_all(CpuRing& r, CollectSink& sink) {
     for (int i = 0; i < 100000; ++i) {
       std::size_t before = sink.items.size();
-      ASSERT_GE(r.drain(sink, 64), 0);
+      Result<std::size_t> drained = r.drain(sink, 64);
+      ASSERT_TRUE(drained) << drained.reason();
       if (sink.items.size() == before) return;
     }
     FAIL() << "drain never ran dry";
@@ -160,7 +161,8 @@ TEST_F(LiveRingTest, BothModesDeliverEveryMarkerOnceInOrder) {
     // Some before the first drain, some while it is under way (the writer
     // then appends to the reader sub-buffer), many more (several sub-buffers).
     for (; n < 10; ++n) mark(prefix + std::to_string(n));
-    ASSERT_GE(ring->drain(sink, 3), 0);
+    Result<std::size_t> drained = ring->drain(sink, 3);
+    ASSERT_TRUE(drained) << drained.reason();
     for (; n < 20; ++n) mark(prefix + std::to_string(n));
     drain_all(*ring, sink);
     for (; n < 25; ++n) mark(prefix + std::to_string(n));

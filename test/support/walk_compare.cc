@@ -49,7 +49,8 @@ std::vector<Seen> parser_walk(const std::vector<std::uint8_t>& page, unsigned lo
   SubbufParser p(long_size);
   SeenSink sink;
   sink.base = page.data();
-  EXPECT_TRUE(p.load(page.data(), page.size())) << p.problem();
+  Status loaded = p.load(page.data(), page.size());
+  EXPECT_TRUE(loaded) << loaded.reason();
   std::uint32_t from = 0;
   for (int guard = 0; from < p.data_size() && guard < 100000; ++guard) p.walk(sink, from, step);
   EXPECT_EQ(from, p.data_size());

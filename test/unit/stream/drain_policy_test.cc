@@ -58,7 +58,7 @@ class Drainer {
 
   static Drained empty() { return Drained{.got = 0, .batch = kBatch}; }
   static Drained records(int n) {
-    return Drained{.got = n, .batch = kBatch, .added = static_cast<std::size_t>(n)};
+    return Drained{.got = static_cast<std::size_t>(n), .batch = kBatch, .added = static_cast<std::size_t>(n)};
   }
 
   Clock::time_point now{100s};  // (far from the clock's epoch)

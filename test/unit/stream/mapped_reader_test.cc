@@ -16,6 +16,12 @@ namespace {
 using testing::CollectSink;
 using testing::SubbufBuilder;
 
+// A drain that succeeded, or why it did not.
+::testing::AssertionResult drained(const Result<std::size_t>& r) {
+  if (r) return ::testing::AssertionSuccess() << *r << " records";
+  return ::testing::AssertionFailure() << "errno " << r.code() << ": " << r.reason();
+}
+
 constexpr std::uint32_t kSubbuf = 1024;
 constexpr std::uint32_t kNr = 4;
 
@@ -91,12 +97,12 @@ TEST(MappedReader, WalksTheReaderThenSwapsAndSeesAppendsToTheReader) {
   k.put(0, p0);
   MappedReader r = k.reader();
   CollectSink sink;
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "ab");
   // The writer appends to the reader sub-buffer (it is the tail page).
   p0.event(ev('c'), 1);
   k.put(0, p0);
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "abc");
   EXPECT_EQ(sink.items[2].ts, 103u);
   // Then the kernel swaps in sub-buffer 2.
@@ -104,9 +110,9 @@ TEST(MappedReader, WalksTheReaderThenSwapsAndSeesAppendsToTheReader) {
   p2.event(ev('d')).event(ev('e'));
   k.put(2, p2);
   k.script.push_back({2, 0});
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "abcde");
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "abcde");
   RingStats s = r.stats();
   EXPECT_EQ(s.entries, 5u);
@@ -125,7 +131,7 @@ TEST(MappedReader, AReaderKeptOnlyToCountItsLastEventsIsNotACatchUp) {
   k.put(0, p0);
   MappedReader r = k.reader();
   CollectSink sink;
-  ASSERT_GE(r.drain(sink, 100), 0);  // the writer is on sub-buffer 0: caught up
+  ASSERT_TRUE(drained(r.drain(sink, 100)));  // the writer is on sub-buffer 0: caught up
   EXPECT_EQ(tags(sink), "a");
   p0.event(ev('b'), 1);
   k.put(0, p0);
@@ -134,13 +140,13 @@ TEST(MappedReader, AReaderKeptOnlyToCountItsLastEventsIsNotACatchUp) {
   k.put(3, p3);
   k.script.push_back({0, 0, 0, 2});  // kept: 'b' counted as read; 2 entries behind
   k.script.push_back({3, 0});        // then the swap
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "abcd");
   EXPECT_EQ(k.calls, 4);  // caught up; kept; swapped; caught up
   // Kept with nothing behind: caught up at once, as before.
   p3.event(ev('e'));
   k.put(3, p3);
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "abcde");
   EXPECT_EQ(k.calls, 5);
 }
@@ -157,12 +163,12 @@ TEST(MappedReader, IsNotSettledWhileTheReaderSubbufHasEventsItHasNotWalked) {
   MappedReader r = k.reader();
   EXPECT_TRUE(r.settled());  // (nothing drained yet)
   CollectSink sink;
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_TRUE(r.settled());
   p0.event(ev('b'), 1);  // committed after the walk
   k.put(0, p0);
   EXPECT_FALSE(r.settled());
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "ab");
   EXPECT_TRUE(r.settled());
 }
@@ -176,7 +182,7 @@ TEST(MappedReader, StartsWhereTheKernelSaysTheReaderWasRead) {
   k.meta.reader.read = 12;  // 'a' (4-byte header + 8 bytes) was consumed before
   MappedReader r = k.reader();
   CollectSink sink;
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "bc");
 }
 
@@ -187,10 +193,10 @@ TEST(MappedReader, StopsAtMaxAndResumesMidSubbuf) {
   k.put(0, p0);
   MappedReader r = k.reader();
   CollectSink sink;
-  for (int i = 0; i < 3; ++i) ASSERT_GE(r.drain(sink, 2), 0);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(drained(r.drain(sink, 2)));
   EXPECT_EQ(tags(sink), "abcdef");
   EXPECT_EQ(k.calls, 0);  // no GET_READER while the reader still had records
-  ASSERT_GE(r.drain(sink, 2), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 2)));
   EXPECT_EQ(tags(sink), "abcdef");
 }
 
@@ -206,18 +212,18 @@ TEST(MappedReader, ResumesMidSubbufFromItsPlace) {
   k.put(0, p0);
   MappedReader r = k.reader();
   CollectSink sink;
-  ASSERT_EQ(r.drain(sink, 2), 2);
+  ASSERT_EQ(r.drain(sink, 2).value(), 2u);
   EXPECT_EQ(tags(sink), "ab");
   std::uint32_t huge = 28;  // type_len 28: a 112-byte event
   std::memcpy(k.data.data() + 16, &huge, 4);
-  ASSERT_EQ(r.drain(sink, 2), 2);
-  ASSERT_EQ(r.drain(sink, 2), 2);
+  ASSERT_EQ(r.drain(sink, 2).value(), 2u);
+  ASSERT_EQ(r.drain(sink, 2).value(), 2u);
   EXPECT_EQ(tags(sink), "abcdef");
   for (std::size_t i = 0; i < sink.items.size(); ++i) EXPECT_EQ(sink.items[i].ts, i + 1) << i;
   p0.event(ev('g'), 1);
   k.put(0, p0);
   std::memcpy(k.data.data() + 16, &huge, 4);
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "abcdefg");
   EXPECT_EQ(sink.items.back().ts, 7u);
 }
@@ -236,12 +242,12 @@ TEST(MappedReader, LostMarksAndOverrunAreReportedInPlaceOnce) {
   k.put(3, p3);
   MappedReader r = k.reader();
   CollectSink sink;
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   k.script = {{1, 5}, {2, 12}, {3, 16}};
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   k.put(0, p0b);
   k.script = {{0, 16}};
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "a[lost 5]b[lost 7?]cd[lost 4]e");
   RingStats s = r.stats();
   EXPECT_EQ(s.lost, 16u);
@@ -260,7 +266,7 @@ TEST(MappedReader, MarkCountingLossesBeforeOpenIsReportedAsIs) {
   MappedReader r = k.reader();
   CollectSink sink;
   k.script = {{1, 100}};
-  ASSERT_GE(r.drain(sink, 100), 0);
+  ASSERT_TRUE(drained(r.drain(sink, 100)));
   EXPECT_EQ(tags(sink), "[lost 30]a");
   EXPECT_EQ(r.stats().overrun, 0u);
 }
@@ -278,11 +284,11 @@ struct UncountedLossDrain {
     MappedReader r = k.reader();
     r.count_losses_from(base);
     CollectSink sink;
-    drained = r.drain(sink, 100);
+    got = r.drain(sink, 100).value();
     delivered = tags(sink);
     stats = r.stats();
   }
-  int drained;
+  std::size_t got;
   std::string delivered;
   RingStats stats;
 };
@@ -293,7 +299,7 @@ struct UncountedLossDrain {
 // instead of being 0.
 TEST(MappedReader, UncountedLossBeforeTheFirstDrainIsCountedFromTheBaseline) {
   UncountedLossDrain d(100, 60);  // 40 lost since the previous reader stopped at 60
-  EXPECT_EQ(d.drained, 1);
+  EXPECT_EQ(d.got, 1u);
   EXPECT_EQ(d.delivered, "[lost 40?]a");
   EXPECT_EQ(d.stats.overrun, 40u);
   EXPECT_EQ(d.stats.overrun_counter, 100u);
@@ -304,7 +310,7 @@ TEST(MappedReader, UncountedLossBeforeTheFirstDrainIsCountedFromTheBaseline) {
 // reset, while no stream was open.
 TEST(MappedReader, ALossBaselineAboveTheCounterCountsFromTheReset) {
   UncountedLossDrain d(5, 60);
-  EXPECT_EQ(d.drained, 1);
+  EXPECT_EQ(d.got, 1u);
   EXPECT_EQ(d.delivered, "[lost 5?]a");
   EXPECT_EQ(d.stats.overrun, 5u);
 }
@@ -314,8 +320,10 @@ TEST(MappedReader, GetReaderErrorIsReturned) {
   MappedReader r = k.reader();
   CollectSink sink;
   k.script = {{0, 0, EBUSY}};
-  EXPECT_EQ(r.drain(sink, 100), -EBUSY);
-  EXPECT_EQ(r.last_error(), "TRACE_MMAP_IOCTL_GET_READER: Device or resource busy");
+  Result<std::size_t> failed = r.drain(sink, 100);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.code(), EBUSY);
+  EXPECT_EQ(failed.reason(), "TRACE_MMAP_IOCTL_GET_READER: Device or resource busy");
 }
 
 TEST(MappedReader, BadReaderIdIsAnError) {
@@ -323,8 +331,10 @@ TEST(MappedReader, BadReaderIdIsAnError) {
   k.meta.reader.id = kNr;
   MappedReader r = k.reader();
   CollectSink sink;
-  EXPECT_EQ(r.drain(sink, 100), -EIO);
-  EXPECT_EQ(r.last_error(), "the meta page names sub-buffer 4 as the reader's, of 4");
+  Result<std::size_t> failed = r.drain(sink, 100);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.code(), EIO);
+  EXPECT_EQ(failed.reason(), "the meta page names sub-buffer 4 as the reader's, of 4");
 }
 
 // A sub-buffer whose header claims more events than it can hold is refused,
@@ -339,8 +349,10 @@ TEST(MappedReader, ASubbufItsHeaderDoesNotFitIsAnErrorThatSaysWhy) {
   k.meta.reader.id = 1;
   MappedReader r = k.reader();
   CollectSink sink;
-  EXPECT_EQ(r.drain(sink, 100), -EIO);
-  EXPECT_EQ(r.last_error(), "sub-buffer 1: its header says 1024 bytes of events, and it holds 1008");
+  Result<std::size_t> failed = r.drain(sink, 100);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.code(), EIO);
+  EXPECT_EQ(failed.reason(), "sub-buffer 1: its header says 1024 bytes of events, and it holds 1008");
   EXPECT_TRUE(sink.items.empty());
 }
 

@@ -23,11 +23,11 @@ using testing::CollectSink;
 // A ring that delivers one record per drain and remembers what it was told.
 class FakeRing final : public CpuRing {
  public:
-  int drain(RingSink& sink, std::size_t max) override {
-    if (max == 0) return 0;
+  Result<std::size_t> drain(RingSink& sink, std::size_t max) override {
+    if (max == 0) return std::size_t{0};
     const std::uint8_t rec[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     sink.record(++ts, rec, sizeof rec);
-    return 1;
+    return std::size_t{1};
   }
   int poll_fd() const override { return 42; }
   void count_losses_from(std::uint64_t overrun) override { losses_from = overrun; }
@@ -74,7 +74,7 @@ TEST(PendingCpuRing, ReadsAsAnEmptyRingUntilTheKernelMakesOneThenPassesEverythin
   ring.count_losses_from(17);  // (before the first drain, as the hub does)
   CollectSink sink;
   for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(ring.drain(sink, 100), 0);
+    EXPECT_EQ(ring.drain(sink, 100).value(), 0u);
     EXPECT_FALSE(ring.has_ring());
     EXPECT_EQ(ring.poll_fd(), -1);
     EXPECT_STREQ(ring.mode(), "offline");
@@ -86,7 +86,7 @@ TEST(PendingCpuRing, ReadsAsAnEmptyRingUntilTheKernelMakesOneThenPassesEverythin
   EXPECT_TRUE(sink.items.empty());
   EXPECT_EQ(o.calls, 2);
 
-  EXPECT_EQ(ring.drain(sink, 100), 1);  // the third look finds it
+  EXPECT_EQ(ring.drain(sink, 100).value(), 1u);  // the third look finds it
   ASSERT_NE(o.made, nullptr);
   EXPECT_EQ(o.calls, 3);
   EXPECT_TRUE(ring.has_ring());
@@ -97,7 +97,7 @@ TEST(PendingCpuRing, ReadsAsAnEmptyRingUntilTheKernelMakesOneThenPassesEverythin
   o.made->settled_now = false;
   EXPECT_FALSE(ring.settled());
   EXPECT_EQ(o.made->losses_from, std::optional<std::uint64_t>(17)) << "the loss baseline was not passed on";
-  EXPECT_EQ(ring.drain(sink, 100), 1);
+  EXPECT_EQ(ring.drain(sink, 100).value(), 1u);
   EXPECT_EQ(o.calls, 3) << "opened again once it had the ring";
   EXPECT_EQ(ring.stats().entries, 2u);
   EXPECT_EQ(sink.items.size(), 2u);
@@ -110,16 +110,16 @@ TEST(PendingCpuRing, LooksForTheRingAtMostOncePerRetryInterval) {
   o.absent_times = 1000;
   CollectSink sink;
   PendingCpuRing slow(0, o.fn(), 10h);
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(slow.drain(sink, 10), 0);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(slow.drain(sink, 10).value(), 0u);
   EXPECT_EQ(o.calls, 1) << "looked again within the interval";
 
   Opener o2;
   o2.absent_times = 1000;
   PendingCpuRing ring(0, o2.fn(), 50ms);
-  EXPECT_EQ(ring.drain(sink, 10), 0);
+  EXPECT_EQ(ring.drain(sink, 10).value(), 0u);
   EXPECT_EQ(o2.calls, 1);
   std::this_thread::sleep_for(60ms);
-  EXPECT_EQ(ring.drain(sink, 10), 0);
+  EXPECT_EQ(ring.drain(sink, 10).value(), 0u);
   EXPECT_EQ(o2.calls, 2) << "did not look again after the interval";
 }
 
@@ -128,14 +128,17 @@ TEST(PendingCpuRing, AnOpenThatFailsForAnotherReasonIsAnErrorAndTriedAgain) {
   o.fail = true;
   PendingCpuRing ring(1, o.fn(), 0ms);
   CollectSink sink;
-  EXPECT_EQ(ring.drain(sink, 10), -EIO);
-  EXPECT_EQ(ring.last_error(), "cannot open") << "the opener's reason was lost";
-  EXPECT_EQ(ring.drain(sink, 10), -EIO);
+  Result<std::size_t> first = ring.drain(sink, 10);
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.code(), EIO);
+  EXPECT_EQ(first.reason(), "cannot open") << "the opener's reason was lost";
+  EXPECT_EQ(ring.drain(sink, 10).code(), EIO);
   EXPECT_EQ(o.calls, 2);
   o.fail = false;
-  EXPECT_EQ(ring.drain(sink, 10), 1);
+  Result<std::size_t> opened = ring.drain(sink, 10);
+  ASSERT_TRUE(opened) << "an error was kept past the open: " << opened.reason();
+  EXPECT_EQ(*opened, 1u);
   EXPECT_STREQ(ring.mode(), "fake");
-  EXPECT_EQ(ring.last_error(), "");
 }
 
 }  // namespace

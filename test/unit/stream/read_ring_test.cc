@@ -93,10 +93,10 @@ TEST(ReadRing, ReadsWholeSubbufsAndReportsMarks) {
     // on: a drain stops after it (the next one, when the kernel says the
     // ring is buffer_percent full, goes on), but not after the first one
     // of the next drain (it may be the rest of the page caught up on).
-    ASSERT_EQ(ring->drain(sink, 1), 1);    // a
-    ASSERT_EQ(ring->drain(sink, 100), 1);  // b, the end of a short sub-buffer
-    ASSERT_EQ(ring->drain(sink, 100), 2);  // c, then d
-    ASSERT_EQ(ring->drain(sink, 100), 0);
+    ASSERT_EQ(ring->drain(sink, 1).value(), 1u);    // a
+    ASSERT_EQ(ring->drain(sink, 100).value(), 1u);  // b, the end of a short sub-buffer
+    ASSERT_EQ(ring->drain(sink, 100).value(), 2u);  // c, then d
+    ASSERT_EQ(ring->drain(sink, 100).value(), 0u);
     ASSERT_EQ(sink.items.size(), 6u);
     EXPECT_EQ(sink.items[0].raw[0], 'a');
     EXPECT_EQ(sink.items[1].raw[0], 'b');
@@ -142,9 +142,9 @@ TEST(ReadRing, ReadsFullSubbufsInOneDrainAndStopsAtAShortOne) {
   ASSERT_TRUE(opened) << opened.reason();
   auto ring = std::move(*opened);
   CollectSink sink;
-  EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(full_events + 1));
-  EXPECT_EQ(ring->drain(sink, 100000), 1);
-  EXPECT_EQ(ring->drain(sink, 100000), 0);
+  EXPECT_EQ(ring->drain(sink, 100000).value(), static_cast<std::size_t>(full_events + 1));
+  EXPECT_EQ(ring->drain(sink, 100000).value(), 1u);
+  EXPECT_EQ(ring->drain(sink, 100000).value(), 0u);
 }
 
 // After a drain stopped at the writer's sub-buffer, the next read gives
@@ -181,9 +181,9 @@ TEST(ReadRing, TheRestOfTheSubbufCaughtUpOnDoesNotEndTheNextDrain) {
   ASSERT_TRUE(opened) << opened.reason();
   auto ring = std::move(*opened);
   CollectSink sink;
-  EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(first));
-  EXPECT_EQ(ring->drain(sink, 100000), static_cast<int>(5 + second + 2));
-  EXPECT_EQ(ring->drain(sink, 100000), 0);
+  EXPECT_EQ(ring->drain(sink, 100000).value(), static_cast<std::size_t>(first));
+  EXPECT_EQ(ring->drain(sink, 100000).value(), static_cast<std::size_t>(5 + second + 2));
+  EXPECT_EQ(ring->drain(sink, 100000).value(), 0u);
 }
 
 // Losses are counted from the overrun counter where the last reader left
@@ -204,7 +204,7 @@ TEST(ReadRing, LossesCountFromACounterResetWhileNoStreamWasOpen) {
     ring->count_losses_from(500);  // the last reader saw the counter at 500
     inst.write_stats(counter_at_open + 7);
     CollectSink sink;
-    ASSERT_EQ(ring->drain(sink, 100), 1);
+    ASSERT_EQ(ring->drain(sink, 100).value(), 1u);
     ASSERT_EQ(sink.items.size(), 2u);
     EXPECT_TRUE(sink.items[0].lost);
     EXPECT_TRUE(sink.items[0].unknown);
@@ -227,10 +227,12 @@ TEST(ReadRing, ASubbufItsHeaderDoesNotFitIsAnErrorThatSaysWhy) {
   ASSERT_TRUE(opened) << opened.reason();
   auto ring = std::move(*opened);
   CollectSink sink;
-  EXPECT_EQ(ring->drain(sink, 100), -EIO);
-  EXPECT_EQ(ring->last_error(), "the " + std::to_string(page.size()) + " bytes read(2) gave: its header says " +
-                                    std::to_string(page.size()) + " bytes of events, and it holds " +
-                                    std::to_string(page.size() - 16));
+  Result<std::size_t> drained = ring->drain(sink, 100);
+  ASSERT_FALSE(drained);
+  EXPECT_EQ(drained.code(), EIO);
+  EXPECT_EQ(drained.reason(), "the " + std::to_string(page.size()) + " bytes read(2) gave: its header says " +
+                                std::to_string(page.size()) + " bytes of events, and it holds " +
+                                std::to_string(page.size() - 16));
   EXPECT_TRUE(sink.items.empty());
 }
 
@@ -252,14 +254,13 @@ TEST(ReadRing, AutoFallsBackToReadOffTracefs) {
 }
 
 TEST(ReadRing, ReaderModeNames) {
-  ReaderMode m;
-  EXPECT_TRUE(parse_reader_mode("auto", m));
-  EXPECT_EQ(m, ReaderMode::Auto);
-  EXPECT_TRUE(parse_reader_mode("mmap", m));
-  EXPECT_EQ(m, ReaderMode::Mmap);
-  EXPECT_TRUE(parse_reader_mode("read", m));
-  EXPECT_EQ(m, ReaderMode::Read);
-  EXPECT_FALSE(parse_reader_mode("splice", m));
+  EXPECT_EQ(parse_reader_mode("auto").value(), ReaderMode::Auto);
+  EXPECT_EQ(parse_reader_mode("mmap").value(), ReaderMode::Mmap);
+  EXPECT_EQ(parse_reader_mode("read").value(), ReaderMode::Read);
+  Result<ReaderMode> splice = parse_reader_mode("splice");
+  ASSERT_FALSE(splice);
+  EXPECT_EQ(splice.code(), EINVAL);
+  EXPECT_EQ(splice.reason(), "expected auto, mmap or read");
   EXPECT_STREQ(reader_mode_name(ReaderMode::Mmap), "mmap");
 }
 

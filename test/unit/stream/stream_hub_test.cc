@@ -96,9 +96,10 @@ class FakeRing final : public CpuRing {
   FakeRing(int cpu, bool fails, std::atomic<int>& drains, std::string why = "",
            const std::atomic<bool>* settled = nullptr)
       : cpu_(cpu), fails_(fails), drains_(drains), why_(std::move(why)), settled_(settled) {}
-  int drain(RingSink&, std::size_t) override {
+  Result<std::size_t> drain(RingSink&, std::size_t) override {
     ++drains_;
-    return fails_ ? -EIO : 0;
+    if (fails_) return fail(EIO, why_);
+    return std::size_t{0};
   }
   int poll_fd() const override { return -1; }
   void count_losses_from(std::uint64_t) override {}
@@ -106,7 +107,6 @@ class FakeRing final : public CpuRing {
   RingStats stats() const override { return {}; }
   int cpu() const override { return cpu_; }
   std::uint32_t subbuf_size() const override { return 4096; }
-  std::string last_error() const override { return why_; }
   bool settled() const override { return !settled_ || *settled_; }
 
  private:
