@@ -180,24 +180,30 @@ int Controller::refuse(const std::string& where, int err, const std::string& mes
   return err;
 }
 
-int Controller::kernel_write(const std::string& rel, std::string_view data, KernelRefusal* why) {
+Controller::KernelRefusal Controller::refusal(int code) { return KernelRefusal{code, std::strerror(code)}; }
+
+Controller::KernelStatus Controller::kernel_write(const std::string& rel, std::string_view data, bool read_log) {
   std::lock_guard lock(kernel_mu_);
   const int e = files_.write(rel, data).code();
-  if (e && why) {
-    std::string kcommand;
-    auto klog = files_.read("error_log");
-    why->logged = klog && ErrorLog::parse_last(*klog, why->message, kcommand, why->caret);
-    if (why->logged) (void)files_.truncate("error_log");
+  if (!e) return {};
+  KernelRefusal why = refusal(e);
+  if (!read_log) return why;
+  std::string message, kcommand;
+  auto klog = files_.read("error_log");
+  if (klog && ErrorLog::parse_last(*klog, message, kcommand, why.caret)) {
+    why.reason = std::move(message);
+    why.logged = true;
+    (void)files_.truncate("error_log");
   }
-  return e;
+  return why;
 }
 
-int Controller::kernel_refused(const std::string& where, int err, const KernelRefusal& why, std::string_view command,
+int Controller::kernel_refused(const std::string& where, const KernelRefusal& why, std::string_view command,
                                const TranslatedFilter* filter, std::size_t filter_pos) {
-  if (!why.logged) return refuse(where, err, std::strerror(err), command, 0);
+  if (!why.logged) return refuse(where, why.code, why.reason, command, 0);
   // The kernel points into the raw filter; point into what the user wrote.
   std::size_t caret = filter_pos + (filter ? filter->stable_pos_of(why.caret) : why.caret);
-  return refuse(where, err, why.message, command, caret);
+  return refuse(where, why.code, why.reason, command, caret);
 }
 
 bool Controller::check_size(const std::string& where, std::string_view data, int& err) {
@@ -208,7 +214,7 @@ bool Controller::check_size(const std::string& where, std::string_view data, int
 }
 
 // The caller holds the event lock of `dir`.
-int Controller::set_enabled(const std::string& dir, const std::string& user, bool on, KernelRefusal& why) {
+Controller::KernelStatus Controller::set_enabled(const std::string& dir, const std::string& user, bool on) {
   bool before, after, had;
   {
     std::lock_guard lock(state_mu_);
@@ -226,17 +232,17 @@ int Controller::set_enabled(const std::string& dir, const std::string& user, boo
   bool left_on = false;
   if (!after)
     if (auto k = files_.read(dir + "/enable")) left_on = k->rfind("1", 0) == 0 && k->find('*') == std::string::npos;
-  if (before == after && !left_on) return 0;
-  if (int e = kernel_write(dir + "/enable", after ? "1" : "0", &why)) {
+  if (before == after && !left_on) return {};
+  KernelStatus written = kernel_write(dir + "/enable", after ? "1" : "0");
+  if (!written) {
     std::lock_guard lock(state_mu_);
     auto& users = enable_users_[dir];
     if (had)
       users.insert(user);
     else
       users.erase(user);
-    return e;
   }
-  return 0;
+  return written;
 }
 
 void Controller::publish_wanted() {
@@ -313,8 +319,8 @@ int Controller::write_enable(std::size_t index, std::string_view data) {
                               s.binding->raw.system, s.binding->raw.name),
                   shown(data), 0);
   }
-  KernelRefusal why;
-  if (int e = set_enabled(s.dir, "stable:" + s.name, on, why)) return kernel_refused(where, e, why, shown(data), nullptr, 0);
+  if (KernelStatus set = set_enabled(s.dir, "stable:" + s.name, on); !set)
+    return kernel_refused(where, set.error(), shown(data), nullptr, 0);
   return 0;
 }
 
@@ -326,8 +332,8 @@ int Controller::write_raw_enable(const std::string& system, const std::string& e
   if (!check_size(where, data, err)) return err;
   bool on;
   if (!parse_bool(data, on)) return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable", shown(data), 0);
-  KernelRefusal why;
-  if (int e = set_enabled(raw_dir(system, event), "raw", on, why)) return kernel_refused(where, e, why, shown(data), nullptr, 0);
+  if (KernelStatus set = set_enabled(raw_dir(system, event), "raw", on); !set)
+    return kernel_refused(where, set.error(), shown(data), nullptr, 0);
   return 0;
 }
 
@@ -362,9 +368,9 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
   if (!check_size(where, data, err)) return err;
   std::string text = trimmed(data);
   if (int e = one_line(where, text)) return e;
-  KernelRefusal why;
   if (text == "0") {
-    if (int e = kernel_write(s.dir + "/filter", "0", &why)) return kernel_refused(where, e, why, text, nullptr, 0);
+    if (KernelStatus cleared = kernel_write(s.dir + "/filter", "0"); !cleared)
+      return kernel_refused(where, cleared.error(), text, nullptr, 0);
     std::lock_guard lock(state_mu_);
     filters_.erase(s.dir);
     drop_use(s.dir, "");
@@ -378,7 +384,7 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
                   fmt::format("Filter too long in the kernel's names ({} bytes; the limit is {})", tf.raw.size(),
                               kPageSize - 1),
                   text, 0);
-  if (int e = replace_filter(s.dir, tf.raw, why)) return kernel_refused(where, e, why, text, &tf, 0);
+  if (KernelStatus set = replace_filter(s.dir, tf.raw); !set) return kernel_refused(where, set.error(), text, &tf, 0);
   std::lock_guard lock(state_mu_);
   filters_[s.dir] = {tf.raw, text, index};
   drop_use(s.dir, "");
@@ -396,7 +402,6 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
   if (text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
   if (int e = one_line(where, text)) return e;
   std::string dir = raw_dir(system, event);
-  KernelRefusal why;
   TranslatedFilter tf;
   if (text == "0") {
     tf.raw = text;
@@ -405,8 +410,8 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
     if (!translated) return refuse(where, EINVAL, translated.error().message, text, translated.error().pos);
     tf = std::move(translated).value();
   }
-  if (int e = replace_filter(dir, tf.raw, why))
-    return kernel_refused(where, e, why, text, tf.variables.empty() ? nullptr : &tf, 0);
+  if (KernelStatus set = replace_filter(dir, tf.raw); !set)
+    return kernel_refused(where, set.error(), text, tf.variables.empty() ? nullptr : &tf, 0);
   std::lock_guard lock(state_mu_);
   filters_.erase(dir);
   drop_use(dir, "");
@@ -424,14 +429,14 @@ int Controller::one_line(const std::string& where, const std::string& text) {
 
 // The kernel keeps a filter it refused (it reads back with the parse
 // error), so a refusal would drop the filter that was there: put it back.
-int Controller::replace_filter(const std::string& dir, const std::string& raw, KernelRefusal& why) {
+Controller::KernelStatus Controller::replace_filter(const std::string& dir, const std::string& raw) {
   auto before = files_.read(dir + "/filter");
-  int e = kernel_write(dir + "/filter", raw, &why);
-  if (e && before) {
+  KernelStatus written = kernel_write(dir + "/filter", raw);
+  if (!written && before) {
     std::string prev = trimmed(*before);
-    kernel_write(dir + "/filter", prev == "none" || prev.empty() ? "0" : prev);
+    put_back(dir + "/filter", prev == "none" || prev.empty() ? "0" : prev);
   }
-  return e;
+  return written;
 }
 
 // ---- trigger
@@ -562,22 +567,22 @@ int Controller::apply_triggers(const std::string& where, const Plan& plan, std::
     } else {
       undo[i] = removal_of(w.text);
     }
-    KernelRefusal why;
-    int e = kernel_write(w.dir + "/trigger", w.text, &why);
-    if (!e) continue;
+    KernelStatus written = kernel_write(w.dir + "/trigger", w.text);
+    if (written) continue;
     // A refused write changes nothing: undo the rest, newest first.
     for (std::size_t j = i; j-- > 0;)
-      if (!undo[j].empty()) kernel_write(writes[j].dir + "/trigger", undo[j]);
+      if (!undo[j].empty()) put_back(writes[j].dir + "/trigger", undo[j]);
     for (const auto& [file, was] : before) {
       // "1*" and "0*" are the soft mode another trigger holds: writing the
       // digit sets or clears its soft-disable as the plain state is set.
       auto now = files_.read(file);
       if (now && !now->empty() && !was.empty() && (*now)[0] != was[0])
-        kernel_write(file, std::string(1, was[0]));
+        put_back(file, std::string(1, was[0]));
     }
     const Plan::Command& c = plan.commands[w.command];
-    if (!why.logged) return refuse(where, e, std::strerror(e), text, c.command_pos);
-    return kernel_refused(where, e, why, text, c.has_filter ? &c.filter : nullptr, c.filter_pos);
+    const KernelRefusal& why = written.error();
+    if (!why.logged) return refuse(where, why.code, why.reason, text, c.command_pos);
+    return kernel_refused(where, why, text, c.has_filter ? &c.filter : nullptr, c.filter_pos);
   }
   return 0;
 }
@@ -1014,22 +1019,22 @@ std::string Controller::raw_with_names(const std::string& dir, const std::string
   return out + saves;
 }
 
-int Controller::rewrite_trigger(const std::string& dir, const std::string& identity, const std::string& from,
-                                const std::string& to, KernelRefusal& why) {
+Controller::KernelStatus Controller::rewrite_trigger(const std::string& dir, const std::string& identity,
+                                                    const std::string& from, const std::string& to) {
   auto k = files_.read(dir + "/trigger");
-  if (!k) return k.code();
+  if (!k) return refusal(k.code());
   for (const auto& line : lines_of(*k)) {
     if (line[0] == '#' || line_identity(line) != identity) continue;
     auto at = line.find(" if ");
     if (at == std::string::npos || line.substr(at + 4) != from) continue;
     const std::string was = input_form(line);
     const std::string head = was.substr(0, was.find(" if "));
-    if (int e = kernel_write(dir + "/trigger", removal_of(was))) return e;
-    int e = kernel_write(dir + "/trigger", head + " if " + to, &why);
-    if (e) kernel_write(dir + "/trigger", was);
-    return e;
+    if (KernelStatus removed = kernel_write(dir + "/trigger", removal_of(was), false); !removed) return removed;
+    KernelStatus written = kernel_write(dir + "/trigger", head + " if " + to);
+    if (!written) put_back(dir + "/trigger", was);
+    return written;
   }
-  return ENOENT;  // removed behind eventfs's back (through the instance itself)
+  return refusal(ENOENT);  // removed behind eventfs's back (through the instance itself)
 }
 
 std::string Controller::reapply(const std::set<std::string>& changed) {
@@ -1051,10 +1056,9 @@ std::string Controller::reapply(const std::set<std::string>& changed) {
     auto translated = condition_to_raw(u.text, u.names);
     if (!translated || translated->raw == u.raw) continue;
     const TranslatedFilter& tf = *translated;
-    KernelRefusal why;
-    const int e = u.identity.empty() ? replace_filter(u.dir, tf.raw, why) : rewrite_trigger(u.dir, u.identity, u.raw, tf.raw, why);
-    if (e) {
-      if (first_error.empty()) first_error = why.logged ? why.message : std::strerror(e);
+    KernelStatus set = u.identity.empty() ? replace_filter(u.dir, tf.raw) : rewrite_trigger(u.dir, u.identity, u.raw, tf.raw);
+    if (!set) {
+      if (first_error.empty()) first_error = set.reason();
       continue;
     }
     std::lock_guard lock(state_mu_);

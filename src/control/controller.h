@@ -11,6 +11,7 @@
 // held across a kernel call.
 #pragma once
 
+#include <cerrno>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -26,6 +27,7 @@
 #include "control/filter.h"
 #include "control/trigger.h"
 #include "control/variables.h"
+#include "error/result.h"
 #include "projection/binding.h"
 #include "projection/wanted_events.h"
 #include "tracefs/instance.h"
@@ -126,12 +128,17 @@ class Controller {
     std::vector<std::string> dirs;  // every event the write may change
     std::vector<Record> records;
   };
-  // What the kernel's error_log said about a refused write.
+  // A kernel write the kernel refused: its errno, and one line of why: the
+  // kernel's error_log entry for it (`logged`, with the caret into the text
+  // written), or the errno's description.
   struct KernelRefusal {
+    int code = EIO;
+    std::string reason;
     bool logged = false;
-    std::string message;
     std::size_t caret = 0;
   };
+  using KernelStatus = Result<void, KernelRefusal>;
+  static KernelRefusal refusal(int code);  // not logged: the errno's description
   class EventLocks;
   // A read of an event's files waits for a write to that event (which may
   // show the kernel a state it then undoes, a refused filter say), never for
@@ -140,20 +147,26 @@ class Controller {
 
   int refuse(const std::string& where, int err, const std::string& message, std::string_view command,
              std::size_t caret);
-  // One kernel write; when it is refused, the kernel's error_log entry for it
-  // (kernel writes are one at a time, so the entry found is this write's).
-  int kernel_write(const std::string& rel, std::string_view data, KernelRefusal* why = nullptr);
-  int kernel_refused(const std::string& where, int err, const KernelRefusal& why, std::string_view command,
+  // One kernel write; when it is refused and `read_log`, the kernel's
+  // error_log entry for it (kernel writes are one at a time, so the entry
+  // found is this write's).
+  KernelStatus kernel_write(const std::string& rel, std::string_view data, bool read_log = true);
+  // Puts back what a refused write's earlier steps changed: nothing more can
+  // be done if the kernel refuses this too, and its error_log is left alone.
+  void put_back(const std::string& rel, std::string_view data) { (void)kernel_write(rel, data, false); }
+  // Logs a kernel refusal of `command`, the caret into what the user wrote;
+  // the write's errno.
+  int kernel_refused(const std::string& where, const KernelRefusal& why, std::string_view command,
                      const TranslatedFilter* filter, std::size_t filter_pos);
   bool check_size(const std::string& where, std::string_view data, int& err);
-  int set_enabled(const std::string& dir, const std::string& user, bool on, KernelRefusal& why);
+  KernelStatus set_enabled(const std::string& dir, const std::string& user, bool on);
   // Recomputes `wanted_` from the users and the kernel's soft-mode marks.
   void publish_wanted();
   struct PublishOnExit {
     Controller& c;
     ~PublishOnExit() { c.publish_wanted(); }
   };
-  int replace_filter(const std::string& dir, const std::string& raw, KernelRefusal& why);
+  KernelStatus replace_filter(const std::string& dir, const std::string& raw);
   int one_line(const std::string& where, const std::string& text);
   int check_command(const std::string& where, const TriggerCommand& t, std::string_view text);
   std::string with_available(const std::string& message) const;
@@ -207,8 +220,8 @@ class Controller {
   void finish_saves(const std::string& dir, const Stable* s, const Plan& plan, const std::vector<int>& armed);
   std::string save_lines(const std::string& dir) const;  // state_mu_ held
   // Puts a trigger's condition `from` (raw) as `to`, keeping its count.
-  int rewrite_trigger(const std::string& dir, const std::string& identity, const std::string& from,
-                      const std::string& to, KernelRefusal& why);
+  KernelStatus rewrite_trigger(const std::string& dir, const std::string& identity, const std::string& from,
+                               const std::string& to);
   // Raw read-back of filter and trigger with variables' names.
   std::string raw_with_names(const std::string& dir, const std::string& file, const std::string& kernel) const;
 
