@@ -206,11 +206,10 @@ int Controller::kernel_refused(const std::string& where, const KernelRefusal& wh
   return refuse(where, why.code, why.reason, command, caret);
 }
 
-bool Controller::check_size(const std::string& where, std::string_view data, int& err) {
-  if (data.size() < kPageSize) return true;
-  err = refuse(where, EINVAL, fmt::format("Command too long ({} bytes; the limit is {})", data.size(), kPageSize - 1),
-               "", 0);
-  return false;
+int Controller::check_size(const std::string& where, std::string_view data) {
+  if (data.size() < kPageSize) return 0;
+  return refuse(where, EINVAL, fmt::format("Command too long ({} bytes; the limit is {})", data.size(), kPageSize - 1),
+                "", 0);
 }
 
 // The caller holds the event lock of `dir`.
@@ -308,8 +307,7 @@ int Controller::write_enable(std::size_t index, std::string_view data) {
   EventLocks locks(*this, {s.dir});
   PublishOnExit publish{*this};
   std::string where = s.name + "/enable";
-  int err;
-  if (!check_size(where, data, err)) return err;
+  if (int e = check_size(where, data)) return e;
   bool on;
   if (!parse_bool(data, on)) return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable", shown(data), 0);
   if (s.always_on) {
@@ -328,8 +326,7 @@ int Controller::write_raw_enable(const std::string& system, const std::string& e
   EventLocks locks(*this, {raw_dir(system, event)});
   PublishOnExit publish{*this};
   std::string where = fmt::format("raw/{}/{}/enable", system, event);
-  int err;
-  if (!check_size(where, data, err)) return err;
+  if (int e = check_size(where, data)) return e;
   bool on;
   if (!parse_bool(data, on)) return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable", shown(data), 0);
   if (KernelStatus set = set_enabled(raw_dir(system, event), "raw", on); !set)
@@ -364,8 +361,7 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
   const Stable& s = stable_.at(index);
   EventLocks locks(*this, {s.dir});
   std::string where = s.name + "/filter";
-  int err;
-  if (!check_size(where, data, err)) return err;
+  if (int e = check_size(where, data)) return e;
   std::string text = trimmed(data);
   if (int e = one_line(where, text)) return e;
   if (text == "0") {
@@ -396,8 +392,7 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
   std::shared_lock values(variables_mu_);
   EventLocks locks(*this, {raw_dir(system, event)});
   std::string where = fmt::format("raw/{}/{}/filter", system, event);
-  int err;
-  if (!check_size(where, data, err)) return err;
+  if (int e = check_size(where, data)) return e;
   std::string text = trimmed(data);
   if (text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
   if (int e = one_line(where, text)) return e;
@@ -695,8 +690,7 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
   std::shared_lock values(variables_mu_);
   const Stable& s = stable_.at(index);
   std::string where = s.name + "/trigger";
-  int err;
-  if (!check_size(where, data, err)) return err;
+  if (int e = check_size(where, data)) return e;
   std::string text = shown(data);
   auto parsed = parse_triggers(data, TargetStyle::Stable);
   if (!parsed) return refuse(where, EINVAL, with_available(parsed.error().message), text, parsed.error().pos);
@@ -731,8 +725,7 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
 int Controller::write_raw_trigger(const std::string& system, const std::string& event, std::string_view data) {
   std::shared_lock values(variables_mu_);
   std::string where = fmt::format("raw/{}/{}/trigger", system, event);
-  int err;
-  if (!check_size(where, data, err)) return err;
+  if (int e = check_size(where, data)) return e;
   std::string text = shown(data);
   auto parsed = parse_triggers(data, TargetStyle::Raw);
   if (!parsed) return refuse(where, EINVAL, with_available(parsed.error().message), text, parsed.error().pos);
@@ -1100,8 +1093,7 @@ int Controller::read_variables(std::string& out) {
 
 int Controller::write_variables(std::string_view data) {
   const std::string where = "variables";
-  int err;
-  if (!check_size(where, data, err)) return err;
+  if (int e = check_size(where, data)) return e;
   const std::string text = shown(data);
   auto parsed = parse_variable_changes(data, reserved_names_);
   if (!parsed) return refuse(where, EINVAL, parsed.error().message, text, parsed.error().pos);

@@ -158,7 +158,8 @@ class Controller {
   // the write's errno.
   int kernel_refused(const std::string& where, const KernelRefusal& why, std::string_view command,
                      const TranslatedFilter* filter, std::size_t filter_pos);
-  bool check_size(const std::string& where, std::string_view data, int& err);
+  // 0, or EINVAL (logged) for a write of a page or more.
+  int check_size(const std::string& where, std::string_view data);
   KernelStatus set_enabled(const std::string& dir, const std::string& user, bool on);
   // Recomputes `wanted_` from the users and the kernel's soft-mode marks.
   void publish_wanted();

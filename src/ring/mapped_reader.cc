@@ -56,8 +56,8 @@ Result<std::size_t> MappedReader::drain(RingSink& sink, std::size_t max) {
     n += got;
     stats_.entries += got;
     if (n >= max) return n;
-    if (int rc = get_reader_(ctx_); rc < 0)
-      return fail(-rc, fmt::format("TRACE_MMAP_IOCTL_GET_READER: {}", std::strerror(-rc)));
+    if (Status swapped = get_reader_(ctx_); !swapped)
+      return fail(swapped.code(), fmt::format("TRACE_MMAP_IOCTL_GET_READER: {}", swapped.reason()));
     ++stats_.swaps;
     std::uint32_t id = load(meta_->reader.id);
     if (id == cur_) {

@@ -38,7 +38,9 @@ namespace eventfs {
 
 class MappedReader {
  public:
-  using GetReaderFn = int (*)(void* ctx);  // 0 or -errno
+  // Asks the kernel for the next reader sub-buffer; on failure the errno
+  // and its description.
+  using GetReaderFn = Status (*)(void* ctx);
 
   MappedReader(const ring_abi::TraceBufferMeta* meta, const std::uint8_t* data, unsigned long_size,
                GetReaderFn get_reader, void* ctx);

@@ -221,11 +221,11 @@ class MmapRing final : public CpuRing {
     return fail(e, fmt::format("{}: {}", what, std::strerror(e)));
   }
 
-  static int get_reader(void* self) {
+  static Status get_reader(void* self) {
     int fd = static_cast<MmapRing*>(self)->fd_.get();
     for (;;) {
-      if (ioctl(fd, ring_abi::kGetReader) == 0) return 0;
-      if (errno != EINTR) return -errno;
+      if (ioctl(fd, ring_abi::kGetReader) == 0) return {};
+      if (const int e = errno; e != EINTR) return fail(e, std::strerror(e));
     }
   }
 

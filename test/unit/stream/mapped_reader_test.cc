@@ -35,7 +35,7 @@ struct FakeKernel {
   struct Step {
     std::uint32_t id;         // the reader after this GET_READER
     std::uint64_t overrun;    // the meta page's overrun after it
-    int error = 0;            // or fail with -error
+    int error = 0;            // or fail with this errno
     std::uint64_t beyond = 0; // entries in the ring behind the reader after it
   };
   FakeKernel() : data(kSubbuf * kNr, 0) {
@@ -54,22 +54,22 @@ struct FakeKernel {
     std::memcpy(&c, data.data() + id * kSubbuf + 8, 8);
     return static_cast<std::uint32_t>(c & ((1u << 27) - 1));
   }
-  static int get_reader(void* self) {
+  static Status get_reader(void* self) {
     auto* k = static_cast<FakeKernel*>(self);
     ++k->calls;
     if (k->script.empty()) {  // nothing new: the same reader, all read, the ring empty
       k->meta.reader.read = k->commit(k->meta.reader.id);
       k->meta.entries = k->meta.overrun + k->meta.read;
-      return 0;
+      return {};
     }
     Step s = k->script.front();
     k->script.pop_front();
-    if (s.error) return -s.error;
+    if (s.error) return fail(s.error, std::strerror(s.error));
     k->meta.reader.id = s.id;
     k->meta.reader.read = k->commit(s.id);
     k->meta.overrun = s.overrun;
     k->meta.entries = s.overrun + k->meta.read + s.beyond;
-    return 0;
+    return {};
   }
   MappedReader reader() { return MappedReader(&meta, data.data(), 8, &FakeKernel::get_reader, this); }
 
