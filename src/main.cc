@@ -27,20 +27,13 @@
 #include "catalog/parser.h"
 #include "eventfs_config.h"
 #include "fuse/fuse_adapter.h"
-#include "mount/mount_tree.h"
-#include "mount/mount_watch.h"
-#include "fs/node_tree.h"
 #include "fuse/session_loop.h"
-#include "projection/binding.h"
-#include "control/captures.h"
-#include "control/controller.h"
+#include "mount/mount_parts.h"
+#include "mount/mount_watch.h"
 #include "ring/ring.h"
-#include "stream/stream_hub.h"
 #include "tracefs/file_io.h"
 #include "tracefs/instance.h"
 #include "tracefs/locate.h"
-#include "tracefs/raw_event_cache.h"
-#include "tracefs/tracefs.h"
 
 namespace {
 
@@ -286,44 +279,17 @@ int main(int argc, char* argv[]) {
   session_init.served = serving_started;
 
   check_mount_point(mountpoint);
-  const std::string root = tracefs_root_or_die(opts);
-  Catalog catalog = load_catalog_or_die(opts);
-
-  auto tracefs = open_tracefs_dir(root);
-  RawEventCache raw_events(*tracefs);
-  Resolution resolution = resolve_catalog(
-      catalog, [&](const RawEventName& n) { return raw_events.get(n); });
-  // Control files write to eventfs's own instance, which only a real tracefs has.
-  std::unique_ptr<Instance> instance;
-  WantedEvents wanted(resolution.available.size());
-  std::unique_ptr<Controller> controller;
-  std::unique_ptr<StreamHub> hub;
-  std::unique_ptr<InstanceCaptures> captures;
-  if (is_tracefs(root)) {
-    auto opened = Instance::open(root, opts.instance ? opts.instance : "eventfs");
-    if (!opened) die(opened.reason());
-    instance = std::move(opened).value();
-    InstanceCaptures::remove_stale(root, opts.instance ? opts.instance : "eventfs");
-    // Larger sub-buffers than the kernel's one page (Linux >= 6.8; older
-    // kernels have no such file): the ring thread takes whole sub-buffers,
-    // so the larger they are, the fewer read(2)s or GET_READERs per event.
-    (void)instance->set_subbuf_kb(StreamHub::kSubbufKb);
-    // A new instance takes the top level's options: with "block" set there,
-    // the kernel polls every trace_pipe_raw (and trace_pipe) of the instance
-    // readable at all times, and the ring readers of an open stream with
-    // nothing to read would spin.
-    (void)instance->disable_option("block");
-    controller = std::make_unique<Controller>(*instance, *tracefs, resolution, &wanted);
-    hub = std::make_unique<StreamHub>(RingFiles(instance->path()), instance->cpus(), resolution, reader_mode,
-                                      queue_bytes, &wanted);
-    hub->set_drainer_nice(drainer_nice);
-    if (drainer_fifo) hub->set_drainer_fifo(*drainer_fifo);
-    // After daemonizing stderr is gone: error_log says why the streams fail.
-    hub->on_ring_error([log = &controller->error_log()](const std::string& why) { log->add_failure("trace_pipe", why); });
-  }
-  NodeTree tree;
-  tree.set_owner(0, group);
-  auto streams = build_mount_tree(tree, *tracefs, resolution, {controller.get(), hub.get()});
+  MountConfig config;
+  config.tracefs_root = tracefs_root_or_die(opts);
+  if (opts.instance) config.instance_name = opts.instance;
+  config.reader_mode = reader_mode;
+  config.queue_bytes = queue_bytes;
+  config.drainer_nice = drainer_nice;
+  config.drainer_fifo = drainer_fifo;
+  config.group = group;
+  Result<std::unique_ptr<MountParts>> built = MountParts::build(load_catalog_or_die(opts), config);
+  if (!built) die(built.reason());
+  std::unique_ptr<MountParts> parts = std::move(built).value();
 
   // fsname may hold commas (mount(8) would split on them): escape it.
   char* mount_opts = nullptr;
@@ -338,14 +304,14 @@ int main(int argc, char* argv[]) {
   // A shutdown signal from here on waits for the loop, which answers it
   // cleanly; the threads started later inherit the mask.
   block_shutdown_signals();
-  fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops), &tree);
+  fuse_session* se = fuse_session_new(&args, &fuse_operations(), sizeof(fuse_lowlevel_ops), &parts->tree());
   if (!se) {  // libfuse has said why, in one line
-    instance.reset();
+    parts.reset();
     return 1;
   }
   if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
     fuse_session_destroy(se);
-    instance.reset();
+    parts.reset();
     die("cannot mount on " + mountpoint);
   }
   // The mount just made is the top one at its path; from now on it is known
@@ -353,20 +319,11 @@ int main(int argc, char* argv[]) {
   OwnMount own;
   if (!OwnMount::find(read_mountinfo(), mountpoint, own)) own.path = mountpoint;
   daemonize_until_served(opts.foreground);
-  if (instance) (void)instance->record_owner();  // the daemon's pid, not the parent's
-  if (hub) hub->start();  // threads only after the fork
-  if (controller) {
-    captures = std::make_unique<InstanceCaptures>(
-        root, opts.instance ? opts.instance : "eventfs",
-        [c = controller.get()](const std::string& variable, std::int64_t value, std::uint64_t) {
-          c->captured(variable, value);
-        });
-    controller->set_captures(captures.get());
-  }
+  parts->start();  // threads only after the fork
   // Shutdown: readers waiting and reading get end of file, the mount goes,
   // and the loop answers what is still asked until the last file is closed.
   auto shut_down = [&] {
-    for (auto& f : streams) f->end();
+    parts->end_streams();
     unmount_own(own);
   };
   int rc = 0;
@@ -382,16 +339,14 @@ int main(int argc, char* argv[]) {
   // The loop also ends when the kernel ends the connection (fusermount3 -u),
   // or on an error: the same clean-up, once.
   shut_down();
-  if (hub) hub->stop();  // the rings close before the instance goes
-  captures.reset();  // its thread ends; the capture instances go
-  if (controller) controller->set_captures(nullptr);
+  parts->stop();
   destroy_session(se);
   release_open_files();
   fuse_opt_free_args(&args);
   for (char* o : {opts.tracefs, opts.catalog, opts.instance, opts.reader, opts.nice, opts.rt, opts.queue_kb, opts.gid}) std::free(o);
   // Triggers, then events, then the instance; a shutdown that had to leave
   // the instance behind has said why and is not a clean one.
-  const bool removed = !instance || instance->remove().ok();
+  const bool removed = parts->remove_instance().ok();
   // A shutdown that was asked for is a clean one, whatever the loop says.
   return (rc == 0 || requested) && removed ? 0 : 1;
 }
