@@ -57,17 +57,15 @@ See eventfs(5) for the files and the format language, eventfs(8) for the daemon.
 
 std::string stable_format_text(const StableEvent& ev) { return render_format(ev.format_fields()); }
 
-int raw_format_text(const Tracefs& tracefs, const std::string& system, const std::string& event,
-                    std::string& out) {
+Result<std::string> raw_format_text(const Tracefs& tracefs, const std::string& system, const std::string& event) {
   auto text = tracefs.read_format(system, event);
-  if (!text) return text.code();
+  if (!text) return std::move(text).error();
   auto raw = parse_raw_format(system, *text);
   if (!raw) {
     std::fprintf(stderr, "eventfs: raw/%s/%s/format: %s\n", system.c_str(), event.c_str(), raw.reason().c_str());
-    return EIO;
+    return fail(EIO, raw.reason());
   }
-  out = render_format(raw_format_fields(*raw));
-  return 0;
+  return render_format(raw_format_fields(*raw));
 }
 
 namespace {
@@ -85,7 +83,10 @@ void add_raw_event_dir(NodeTree& tree, Node& sys_dir, const Tracefs& tracefs, Co
   Node& ev_dir = tree.add_dir(sys_dir, event);
   tree.add_file(ev_dir, "format", NodeTree::kReadOnlyMode,
                 std::make_shared<ConstantFile>([&tracefs, system, event](std::string& out) {
-                  return raw_format_text(tracefs, system, event, out);
+                  Result<std::string> text = raw_format_text(tracefs, system, event);
+                  if (!text) return text.code();
+                  out = std::move(*text);
+                  return 0;
                 }));
   if (!c) return;
   auto reader = [c, system, event](const char* file) {

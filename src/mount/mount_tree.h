@@ -4,6 +4,7 @@
 
 #include "catalog/catalog.h"
 #include "control/controller.h"
+#include "error/result.h"
 #include "fs/node_tree.h"
 #include "fs/stream_file.h"
 #include "stream/stream_hub.h"
@@ -31,9 +32,8 @@ const char* mount_readme_text();
 // The stable format text of a bound event.
 std::string stable_format_text(const StableEvent& ev);
 
-// A raw event's format in the new language; 0 or an errno (EIO when the
-// kernel's format cannot be parsed).
-int raw_format_text(const Tracefs& tracefs, const std::string& system, const std::string& event,
-                    std::string& out);
+// A raw event's format in the new language; EIO when the kernel's format
+// cannot be parsed (said on stderr too), else why it cannot be read.
+Result<std::string> raw_format_text(const Tracefs& tracefs, const std::string& system, const std::string& event);
 
 }  // namespace eventfs

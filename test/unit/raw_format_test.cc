@@ -20,10 +20,9 @@ using testing::fixture_kernels;
 
 std::string raw_text(const std::string& kernel, const std::string& sys, const std::string& ev) {
   auto t = open_tracefs_dir(fixture_dir(kernel));
-  std::string out;
-  int e = raw_format_text(*t, sys, ev, out);
-  EXPECT_EQ(e, 0) << kernel << " " << sys << ":" << ev;
-  return out;
+  Result<std::string> text = raw_format_text(*t, sys, ev);
+  EXPECT_TRUE(text) << kernel << " " << sys << ":" << ev << ": " << text.reason();
+  return text ? *text : std::string();
 }
 
 TEST(RawFormat, EveryFixtureFormatParsesAndRendersEveryField) {
