@@ -301,13 +301,12 @@ int main(int argc, char** argv) {
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  Options opts;
-  try {
-    opts = parse_options(argc, argv);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "eventfs-record: %s (see eventfs-record -h)\n", e.message.c_str());
+  auto parsed = parse_options(argc, argv);
+  if (!parsed) {
+    std::fprintf(stderr, "eventfs-record: %s (see eventfs-record -h)\n", parsed.error().message.c_str());
     return 2;
   }
+  const Options& opts = *parsed;
   if (opts.help) {
     std::fputs(usage_text(), stdout);
     return 0;
