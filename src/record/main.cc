@@ -143,7 +143,9 @@ class Recording {
   }
 
   int run() {
-    layout_ = read_mount(mount_point(), opts_.events);
+    auto layout = read_mount(mount_point(), opts_.events);
+    if (!layout) throw Failure{layout.reason()};
+    layout_ = std::move(layout).value();
     out_dir_ = opts_.out_dir.empty() ? default_out_dir() : opts_.out_dir;
     prepare_out_dir(out_dir_);
     char host[256] = {};
