@@ -165,7 +165,7 @@ class Recording {
     std::vector<std::string> names;
     for (const auto& e : layout_.events) names.push_back(e.name);
     enabler_ = std::make_unique<EventEnabler>(layout_.mount);
-    enabler_->enable(names);
+    if (Status on = enabler_->enable(names); !on) throw Failure{on.reason()};
 
     if (!opts_.command.empty()) child_ = run_command(opts_.command);
     wait_for_end();
@@ -174,7 +174,7 @@ class Recording {
 
   // On a failure before the end: turn things back off and keep what was written.
   void abort() {
-    if (enabler_) enabler_->restore();
+    if (enabler_) (void)enabler_->restore();
     stop_recorders();
   }
 
@@ -239,7 +239,7 @@ class Recording {
   }
 
   int finish() {
-    std::string restore_error = enabler_->restore();
+    std::string restore_error = enabler_->restore().reason();
     stop_recorders();
     if (child_ > 0) {
       // Signalled above: give it a moment to end.
