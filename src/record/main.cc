@@ -157,11 +157,12 @@ class Recording {
     read_size = std::clamp<std::size_t>(read_size, 64 * 1024, 1024 * 1024) / 8 * 8;
     for (int cpu : layout_.cpus) {
       auto r = std::make_unique<CpuRecorder>(layout_, cpu, control_, read_size);
-      if (!r->open(out_dir_)) throw Failure{r->error()};
+      if (Status s = r->open(out_dir_); !s) throw Failure{s.reason()};
       recorders_.push_back(std::move(r));
     }
     // The streams are open before the events are on: nothing is missed.
-    for (auto& r : recorders_) r->start();
+    for (auto& r : recorders_)
+      if (Status s = r->start(); !s) throw Failure{s.reason()};
     std::vector<std::string> names;
     for (const auto& e : layout_.events) names.push_back(e.name);
     enabler_ = std::make_unique<EventEnabler>(layout_.mount);
@@ -175,7 +176,7 @@ class Recording {
   // On a failure before the end: turn things back off and keep what was written.
   void abort() {
     if (enabler_) (void)enabler_->restore();
-    stop_recorders();
+    (void)stop_recorders();
   }
 
  private:
@@ -233,14 +234,18 @@ class Recording {
     return t;
   }
 
-  void stop_recorders() {
+  // The recorders' first error, once all are done.
+  Status stop_recorders() {
     control_.phase = control_.failed ? RecordControl::kStop : RecordControl::kDrain;
-    for (auto& r : recorders_) r->join();
+    Status first;
+    for (auto& r : recorders_)
+      if (Status s = r->join(); !s && first) first = std::move(s);
+    return first;
   }
 
   int finish() {
     std::string restore_error = enabler_->restore().reason();
-    stop_recorders();
+    Status recorded = stop_recorders();
     if (child_ > 0) {
       // Signalled above: give it a moment to end.
       for (int i = 0; i < 40 && child_ > 0; ++i) {
@@ -254,10 +259,7 @@ class Recording {
       }
     }
     if (progress_shown_) std::fputs("\r\033[K", stderr);
-    std::string error;
-    for (const auto& r : recorders_)
-      if (!r->error().empty() && error.empty()) error = r->error();
-    if (error.empty()) error = restore_error;
+    std::string error = recorded ? restore_error : recorded.reason();
     if (!error.empty()) {
       std::fprintf(stderr, "eventfs-record: %s\n", error.c_str());
       return 1;
