@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -38,31 +39,39 @@ CpuRecorder::~CpuRecorder() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool CpuRecorder::open(const std::string& dir) {
+Status CpuRecorder::open(const std::string& dir) {
   path_ = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", layout_.mount, cpu_);
   fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) {
-    error_ = fmt::format("cannot open {}: {}", path_, std::strerror(errno));
-    return false;
+    int e = errno;
+    return fail(e, fmt::format("cannot open {}: {}", path_, std::strerror(e)));
   }
-  if (!writer_.open(fmt::format("{}/stream_{}", dir, cpu_), static_cast<std::uint32_t>(cpu_))) {
-    error_ = writer_.error();
-    return false;
-  }
+  if (Status s = writer_.open(fmt::format("{}/stream_{}", dir, cpu_), static_cast<std::uint32_t>(cpu_)); !s)
+    return s;
   buf_.assign(read_size_ / 8, 0);
-  return true;
+  return {};
 }
 
-void CpuRecorder::start() { thread_ = std::thread([this] { run(); }); }
+Status CpuRecorder::start() {
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    return fail(e.code().value(), e.what());
+  }
+  return {};
+}
 
-void CpuRecorder::join() {
+Status CpuRecorder::join() {
   if (thread_.joinable()) thread_.join();
-  if (error_.empty() && !writer_.finish()) fail(writer_.error());
+  if (!error_)
+    if (Status s = writer_.finish(); !s) stop_on(std::move(s).error());
   bytes_.store(writer_.bytes_written(), std::memory_order_relaxed);
+  if (error_) return *error_;
+  return {};
 }
 
-void CpuRecorder::fail(std::string why) {
-  if (error_.empty()) error_ = std::move(why);
+void CpuRecorder::stop_on(Error e) {
+  if (!error_) error_ = std::move(e);
   control_.failed = true;
 }
 
@@ -73,23 +82,24 @@ std::size_t CpuRecorder::consume(const unsigned char* p, std::size_t n) {
     const std::size_t avail = n - at;
     if (avail < sizeof *h || h->size > avail) break;  // the rest comes with the next read
     if (eventfs_record_check(h, avail) == 0) {
-      fail(fmt::format("{}: a record this eventfs-record cannot read (version {}, size {})", path_, h->version,
-                       h->size));
+      stop_on(fail(EPROTO, fmt::format("{}: a record this eventfs-record cannot read (version {}, size {})", path_,
+                                       h->version, h->size)));
       return n;
     }
     if (h->id == EVENTFS_ID_LOST) {
       eventfs_lost l;
       std::memcpy(&l, EVENTFS_RECORD_PAYLOAD(h), sizeof l);
-      if (!writer_.add_lost(h->timestamp, l.count)) {
-        fail(writer_.error());
+      if (Status s = writer_.add_lost(h->timestamp, l.count); !s) {
+        stop_on(std::move(s).error());
         return n;
       }
       lost_.fetch_add(l.count, std::memory_order_relaxed);
     } else if (auto k = kinds_.find(h->id); k != kinds_.end()) {
       const std::size_t have = EVENTFS_RECORD_PAYLOAD_SIZE(h);
-      if (!writer_.add_event(h->timestamp, h->id, h->pid, EVENTFS_RECORD_PAYLOAD(h), std::min(have, k->second.size),
-                             k->second.end, k->second.padded)) {
-        fail(writer_.error());
+      if (Status s = writer_.add_event(h->timestamp, h->id, h->pid, EVENTFS_RECORD_PAYLOAD(h),
+                                       std::min(have, k->second.size), k->second.end, k->second.padded);
+          !s) {
+        stop_on(std::move(s).error());
         return n;
       }
       events_.fetch_add(1, std::memory_order_relaxed);
@@ -109,7 +119,7 @@ void CpuRecorder::run() {
   std::size_t kept = 0;  // bytes of a record split across reads, at base
   Clock::time_point drain_start{}, last_data = Clock::now();
   bool draining = false;
-  while (error_.empty()) {
+  while (!error_) {
     const int phase = control_.phase.load();
     if (phase == RecordControl::kStop) break;
     if (phase == RecordControl::kDrain && !draining) {
@@ -128,11 +138,12 @@ void CpuRecorder::run() {
       continue;
     }
     if (n < 0) {
-      fail(fmt::format("reading {}: {}", path_, std::strerror(errno)));
+      int e = errno;
+      stop_on(fail(e, fmt::format("reading {}: {}", path_, std::strerror(e))));
       break;
     }
     if (n == 0) {
-      fail(fmt::format("{} ended (was the mount taken away?)", path_));
+      stop_on(fail(EPIPE, fmt::format("{} ended (was the mount taken away?)", path_)));
       break;
     }
     last_data = Clock::now();
@@ -141,7 +152,7 @@ void CpuRecorder::run() {
     kept = total - used;
     if (kept != 0) std::memmove(base, base + used, kept);
     if (kept == cap) {
-      fail(fmt::format("{}: a record larger than the read buffer", path_));
+      stop_on(fail(EMSGSIZE, fmt::format("{}: a record larger than the read buffer", path_)));
       break;
     }
   }

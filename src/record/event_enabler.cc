@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -34,34 +33,38 @@ std::string last_error_line(const std::string& mount) {
 
 }  // namespace
 
-void EventEnabler::enable(const std::vector<std::string>& events) {
+Status EventEnabler::enable(const std::vector<std::string>& events) {
   for (const auto& e : events) {
-    const std::string path = mount_ + "/" + e + "/enable";
-    auto read = read_small(path);
-    if (!read) {
-      std::string msg = fmt::format("cannot read {}: {}", path, std::strerror(read.code()));
-      restore();
-      throw std::runtime_error(msg);
+    if (Status on = enable_one(e); !on) {
+      (void)restore();
+      return on;
     }
-    // "1", or "1*"/"0*" when a trigger arms the event: only the digit is
-    // the enable state, and only it can be written back.
-    std::string before = read->substr(0, 1);
-    if (before == "1") continue;
-    if (Status on = write_once(path, "1", O_TRUNC); !on) {
-      std::string msg = fmt::format("cannot enable {}: {}", e, std::strerror(on.code()));
-      if (auto why = last_error_line(mount_); !why.empty()) msg += " (error_log: " + why + ")";
-      restore();
-      throw std::runtime_error(msg);
-    }
-    saved_.emplace_back(path, before);
   }
+  return {};
 }
 
-std::string EventEnabler::restore() {
-  std::string first;
+Status EventEnabler::enable_one(const std::string& event) {
+  const std::string path = mount_ + "/" + event + "/enable";
+  auto read = read_small(path);
+  if (!read) return fail(read.code(), fmt::format("cannot read {}: {}", path, std::strerror(read.code())));
+  // "1", or "1*"/"0*" when a trigger arms the event: only the digit is
+  // the enable state, and only it can be written back.
+  std::string before = read->substr(0, 1);
+  if (before == "1") return {};
+  if (Status on = write_once(path, "1", O_TRUNC); !on) {
+    std::string msg = fmt::format("cannot enable {}: {}", event, std::strerror(on.code()));
+    if (auto why = last_error_line(mount_); !why.empty()) msg += " (error_log: " + why + ")";
+    return fail(on.code(), msg);
+  }
+  saved_.emplace_back(path, before);
+  return {};
+}
+
+Status EventEnabler::restore() {
+  Status first;
   for (auto it = saved_.rbegin(); it != saved_.rend(); ++it)
-    if (Status back = write_once(it->first, it->second, O_TRUNC); !back && first.empty())
-      first = fmt::format("cannot restore {}: {}", it->first, std::strerror(back.code()));
+    if (Status back = write_once(it->first, it->second, O_TRUNC); !back && first)
+      first = fail(back.code(), fmt::format("cannot restore {}: {}", it->first, std::strerror(back.code())));
   saved_.clear();
   return first;
 }

@@ -15,13 +15,14 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <new>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "error/result.h"
 #include "record/cpu_recorder.h"
 #include "record/event_enabler.h"
 #include "record/find_mount.h"
@@ -37,9 +38,14 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kVersion = "eventfs-record 0.2.0";
 
-struct Failure {
-  std::string message;
-};
+// The one line a failed recording ends with, and its exit status.
+int report_failure(const std::string& reason) {
+  std::fprintf(stderr, "eventfs-record: %s\n", reason.c_str());
+  return 1;
+}
+
+// An errno's failure with the reason "<what>: <strerror>".
+Error errno_failure(int e, const std::string& what) { return fail(e, fmt::format("{}: {}", what, std::strerror(e))); }
 
 std::string default_out_dir() {
   std::time_t t = std::time(nullptr);
@@ -50,26 +56,41 @@ std::string default_out_dir() {
   return buf;
 }
 
-// A new directory, or an existing empty one.
-void prepare_out_dir(const std::string& dir) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) throw Failure{fmt::format("{} exists and is not a directory", dir)};
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) throw Failure{fmt::format("cannot read {}: {}", dir, std::strerror(errno))};
-    bool empty = true;
-    while (dirent* e = ::readdir(d))
-      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) empty = false;
-    ::closedir(d);
-    if (!empty) throw Failure{fmt::format("{} exists and is not empty", dir)};
-    return;
+// An existing directory that must be empty.
+Status check_empty_dir(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    int e = errno;
+    return errno_failure(e, "cannot read " + dir);
   }
-  if (::mkdir(dir.c_str(), 0755) != 0) throw Failure{fmt::format("cannot create {}: {}", dir, std::strerror(errno))};
+  bool empty = true;
+  while (dirent* e = ::readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) empty = false;
+  ::closedir(d);
+  if (!empty) return fail(ENOTEMPTY, fmt::format("{} exists and is not empty", dir));
+  return {};
 }
 
-void write_whole_file(const std::string& path, const std::string& text) {
+// A new directory, or an existing empty one.
+Status prepare_out_dir(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return fail(ENOTDIR, fmt::format("{} exists and is not a directory", dir));
+    return check_empty_dir(dir);
+  }
+  if (::mkdir(dir.c_str(), 0755) != 0) {
+    int e = errno;
+    return errno_failure(e, "cannot create " + dir);
+  }
+  return {};
+}
+
+Status write_whole_file(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw Failure{fmt::format("cannot create {}: {}", path, std::strerror(errno))};
+  if (fd < 0) {
+    int e = errno;
+    return errno_failure(e, "cannot create " + path);
+  }
   std::size_t done = 0;
   while (done < text.size()) {
     ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -78,11 +99,15 @@ void write_whole_file(const std::string& path, const std::string& text) {
       int e = n < 0 ? errno : ENOSPC;
       ::close(fd);
       ::unlink(path.c_str());
-      throw Failure{fmt::format("writing {}: {}", path, std::strerror(e))};
+      return errno_failure(e, "writing " + path);
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::close(fd) != 0) throw Failure{fmt::format("writing {}: {}", path, std::strerror(errno))};
+  if (::close(fd) != 0) {
+    int e = errno;
+    return errno_failure(e, "writing " + path);
+  }
+  return {};
 }
 
 std::string human_bytes(std::uint64_t b) {
@@ -92,10 +117,13 @@ std::string human_bytes(std::uint64_t b) {
 }
 
 // Runs the command with the signals the recorder holds unblocked. Returns
-// its pid, or throws when it cannot be run (exec failed in the child).
-pid_t run_command(const std::vector<std::string>& cmd) {
+// its pid, or an error when it cannot be run (exec failed in the child).
+Result<pid_t> run_command(const std::vector<std::string>& cmd) {
   int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) throw Failure{fmt::format("pipe: {}", std::strerror(errno))};
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+    int e = errno;
+    return errno_failure(e, "pipe");
+  }
   std::vector<char*> argv;
   for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -104,7 +132,7 @@ pid_t run_command(const std::vector<std::string>& cmd) {
     int e = errno;
     ::close(pipefd[0]);
     ::close(pipefd[1]);
-    throw Failure{fmt::format("fork: {}", std::strerror(e))};
+    return errno_failure(e, "fork");
   }
   if (pid == 0) {
     sigset_t none;
@@ -123,7 +151,7 @@ pid_t run_command(const std::vector<std::string>& cmd) {
   ::close(pipefd[0]);
   if (n == static_cast<ssize_t>(sizeof e)) {
     ::waitpid(pid, nullptr, 0);
-    throw Failure{fmt::format("cannot run {}: {}", cmd[0], std::strerror(e))};
+    return errno_failure(e, "cannot run " + cmd[0]);
   }
   return pid;
 }
@@ -132,89 +160,88 @@ class Recording {
  public:
   explicit Recording(const Options& o) : opts_(o) {}
 
-  // -m, or the eventfs mount there is.
-  std::string mount_point() const {
-    if (!opts_.mount.empty()) return opts_.mount;
-    auto mountinfo = read_whole_file("/proc/self/mountinfo");
-    if (!mountinfo) throw Failure{fmt::format("cannot read /proc/self/mountinfo: {}", std::strerror(mountinfo.code()))};
-    auto found = find_eventfs_mount(*mountinfo);
-    if (!found) throw Failure{found.reason()};
-    return std::move(found).value();
+  // Everything before the recording proper: the mount read, the trace's
+  // metadata written, the streams open, the events on and the command run.
+  Status start() {
+    if (Status s = read_layout(); !s) return s;
+    if (Status s = write_metadata(); !s) return s;
+    if (Status s = open_streams(); !s) return s;
+    return turn_on();
   }
 
-  int run() {
-    layout_ = read_mount(mount_point(), opts_.events);
+  // Until a signal, the end of -t or of the command, or a recorder's error.
+  void wait_for_end();
+
+  // Turns the events back off, drains and closes the streams; the first
+  // recorder's error, else the one of turning the events off.
+  Status finish() {
+    Status restored = enabler_->restore();
+    Status recorded = stop_recorders();
+    reap_child();
+    if (progress_shown_) std::fputs("\r\033[K", stderr);
+    return recorded ? std::move(restored) : std::move(recorded);
+  }
+
+  void print_summary() const;
+
+  // On a failure before the end: turn things back off and keep what was written.
+  void abort() {
+    if (enabler_) (void)enabler_->restore();
+    (void)stop_recorders();
+  }
+
+ private:
+  // -m, or the eventfs mount there is.
+  Result<std::string> mount_point() const {
+    if (!opts_.mount.empty()) return opts_.mount;
+    auto mountinfo = read_whole_file("/proc/self/mountinfo");
+    if (!mountinfo) return errno_failure(mountinfo.code(), "cannot read /proc/self/mountinfo");
+    return find_eventfs_mount(*mountinfo);
+  }
+
+  Status read_layout() {
+    auto mount = mount_point();
+    if (!mount) return std::move(mount).error();
+    auto layout = read_mount(*mount, opts_.events);
+    if (!layout) return std::move(layout).error();
+    layout_ = std::move(layout).value();
+    return {};
+  }
+
+  Status write_metadata() {
     out_dir_ = opts_.out_dir.empty() ? default_out_dir() : opts_.out_dir;
-    prepare_out_dir(out_dir_);
+    if (Status s = prepare_out_dir(out_dir_); !s) return s;
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
-    write_whole_file(out_dir_ + "/metadata", tsdl_metadata(layout_, host));
+    return write_whole_file(out_dir_ + "/metadata", tsdl_metadata(layout_, host));
+  }
 
+  // A recorder per CPU, its stream open and its thread started.
+  Status open_streams() {
     // Bounded memory: a read buffer per CPU of at most 1 MiB, and 16 MiB in all.
     std::size_t read_size = 16u * 1024 * 1024 / layout_.cpus.size();
     read_size = std::clamp<std::size_t>(read_size, 64 * 1024, 1024 * 1024) / 8 * 8;
     for (int cpu : layout_.cpus) {
       auto r = std::make_unique<CpuRecorder>(layout_, cpu, control_, read_size);
-      if (!r->open(out_dir_)) throw Failure{r->error()};
+      if (Status s = r->open(out_dir_); !s) return s;
       recorders_.push_back(std::move(r));
     }
-    // The streams are open before the events are on: nothing is missed.
-    for (auto& r : recorders_) r->start();
+    for (auto& r : recorders_)
+      if (Status s = r->start(); !s) return s;
+    return {};
+  }
+
+  // The streams are open before the events are on: nothing is missed.
+  Status turn_on() {
     std::vector<std::string> names;
     for (const auto& e : layout_.events) names.push_back(e.name);
     enabler_ = std::make_unique<EventEnabler>(layout_.mount);
-    enabler_->enable(names);
-
-    if (!opts_.command.empty()) child_ = run_command(opts_.command);
-    wait_for_end();
-    return finish();
-  }
-
-  // On a failure before the end: turn things back off and keep what was written.
-  void abort() {
-    if (enabler_) enabler_->restore();
-    stop_recorders();
-  }
-
- private:
-  void wait_for_end() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, s);
-    const bool tty = ::isatty(STDERR_FILENO) == 1;
-    const auto start = Clock::now();
-    std::optional<Clock::time_point> deadline;
-    if (opts_.seconds) deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*opts_.seconds));
-    auto last_progress = Clock::time_point{};
-    for (;;) {
-      timespec ts{0, 100 * 1000 * 1000};
-      int sig = ::sigtimedwait(&set, nullptr, &ts);
-      if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-        signal_ = sig;
-        if (child_ > 0) ::kill(child_, sig);
-        break;
-      }
-      if (child_ > 0) {
-        int st = 0;
-        if (::waitpid(child_, &st, WNOHANG) == child_) {
-          child_ = -1;
-          child_status_ = st;
-          break;
-        }
-      }
-      if (control_.failed) break;
-      auto now = Clock::now();
-      if (deadline && now >= *deadline) break;
-      if (tty && now - last_progress >= std::chrono::milliseconds(250)) {
-        last_progress = now;
-        auto t = totals();
-        std::fprintf(stderr, "\r\033[Keventfs-record: %llu events, %llu lost, %s",
-                     static_cast<unsigned long long>(t.events), static_cast<unsigned long long>(t.lost),
-                     human_bytes(t.bytes).c_str());
-        std::fflush(stderr);
-        progress_shown_ = true;
-      }
-    }
+    if (Status s = enabler_->enable(names); !s) return s;
+    if (opts_.command.empty()) return {};
+    auto child = run_command(opts_.command);
+    if (!child) return std::move(child).error();
+    child_ = *child;
+    return {};
   }
 
   struct Totals {
@@ -231,49 +258,26 @@ class Recording {
     return t;
   }
 
-  void stop_recorders() {
+  // The recorders' first error, once all are done.
+  Status stop_recorders() {
     control_.phase = control_.failed ? RecordControl::kStop : RecordControl::kDrain;
-    for (auto& r : recorders_) r->join();
+    Status first;
+    for (auto& r : recorders_)
+      if (Status s = r->join(); !s && first) first = std::move(s);
+    return first;
   }
 
-  int finish() {
-    std::string restore_error = enabler_->restore();
-    stop_recorders();
-    if (child_ > 0) {
-      // Signalled above: give it a moment to end.
-      for (int i = 0; i < 40 && child_ > 0; ++i) {
-        int st = 0;
-        if (::waitpid(child_, &st, WNOHANG) == child_) {
-          child_ = -1;
-          child_status_ = st;
-        } else {
-          ::usleep(50 * 1000);
-        }
+  // The command, signalled when the recording ended first, gets a moment to end.
+  void reap_child() {
+    for (int i = 0; i < 40 && child_ > 0; ++i) {
+      int st = 0;
+      if (::waitpid(child_, &st, WNOHANG) == child_) {
+        child_ = -1;
+        child_status_ = st;
+      } else {
+        ::usleep(50 * 1000);
       }
     }
-    if (progress_shown_) std::fputs("\r\033[K", stderr);
-    std::string error;
-    for (const auto& r : recorders_)
-      if (!r->error().empty() && error.empty()) error = r->error();
-    if (error.empty()) error = restore_error;
-    if (!error.empty()) {
-      std::fprintf(stderr, "eventfs-record: %s\n", error.c_str());
-      return 1;
-    }
-    auto t = totals();
-    std::uint64_t packets = 0;  // the writers' own count, read once their threads are done
-    for (const auto& r : recorders_) packets += r->writer().packets();
-    std::string extra;
-    if (t.skipped) extra += fmt::format(", {} records of other events skipped", t.skipped);
-    if (child_status_ && WIFEXITED(*child_status_) && WEXITSTATUS(*child_status_) != 0)
-      extra += fmt::format(", {} exited with status {}", opts_.command[0], WEXITSTATUS(*child_status_));
-    if (child_status_ && WIFSIGNALED(*child_status_))
-      extra += fmt::format(", {} ended by signal {}", opts_.command[0], WTERMSIG(*child_status_));
-    std::fprintf(stderr, "eventfs-record: %llu events, %llu lost, %s in %llu packets from %zu CPUs written to %s%s\n",
-                 static_cast<unsigned long long>(t.events), static_cast<unsigned long long>(t.lost),
-                 human_bytes(t.bytes).c_str(), static_cast<unsigned long long>(packets), recorders_.size(),
-                 out_dir_.c_str(), extra.c_str());
-    return 0;
   }
 
   const Options& opts_;
@@ -288,6 +292,81 @@ class Recording {
   bool progress_shown_ = false;
 };
 
+void Recording::wait_for_end() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, s);
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  const auto start = Clock::now();
+  std::optional<Clock::time_point> deadline;
+  if (opts_.seconds) deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*opts_.seconds));
+  auto last_progress = Clock::time_point{};
+  for (;;) {
+    timespec ts{0, 100 * 1000 * 1000};
+    int sig = ::sigtimedwait(&set, nullptr, &ts);
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+      signal_ = sig;
+      if (child_ > 0) ::kill(child_, sig);
+      break;
+    }
+    if (child_ > 0) {
+      int st = 0;
+      if (::waitpid(child_, &st, WNOHANG) == child_) {
+        child_ = -1;
+        child_status_ = st;
+        break;
+      }
+    }
+    if (control_.failed) break;
+    auto now = Clock::now();
+    if (deadline && now >= *deadline) break;
+    if (tty && now - last_progress >= std::chrono::milliseconds(250)) {
+      last_progress = now;
+      auto t = totals();
+      std::fprintf(stderr, "\r\033[Keventfs-record: %llu events, %llu lost, %s",
+                   static_cast<unsigned long long>(t.events), static_cast<unsigned long long>(t.lost),
+                   human_bytes(t.bytes).c_str());
+      std::fflush(stderr);
+      progress_shown_ = true;
+    }
+  }
+}
+
+void Recording::print_summary() const {
+  auto t = totals();
+  std::uint64_t packets = 0;  // the writers' own count, read once their threads are done
+  for (const auto& r : recorders_) packets += r->writer().packets();
+  std::string extra;
+  if (t.skipped) extra += fmt::format(", {} records of other events skipped", t.skipped);
+  if (child_status_ && WIFEXITED(*child_status_) && WEXITSTATUS(*child_status_) != 0)
+    extra += fmt::format(", {} exited with status {}", opts_.command[0], WEXITSTATUS(*child_status_));
+  if (child_status_ && WIFSIGNALED(*child_status_))
+    extra += fmt::format(", {} ended by signal {}", opts_.command[0], WTERMSIG(*child_status_));
+  std::fprintf(stderr, "eventfs-record: %llu events, %llu lost, %s in %llu packets from %zu CPUs written to %s%s\n",
+               static_cast<unsigned long long>(t.events), static_cast<unsigned long long>(t.lost),
+               human_bytes(t.bytes).c_str(), static_cast<unsigned long long>(packets), recorders_.size(),
+               out_dir_.c_str(), extra.c_str());
+}
+
+// Records as the options say: 0, or 1 after one line on stderr.
+int record(const Options& opts) {
+  Recording rec(opts);
+  try {
+    if (Status s = rec.start(); !s) {
+      rec.abort();
+      return report_failure(s.reason());
+    }
+    rec.wait_for_end();
+    if (Status s = rec.finish(); !s) return report_failure(s.reason());
+    rec.print_summary();
+    return 0;
+  } catch (const std::bad_alloc& e) {
+    // The one exception that gets here; the events go back off all the same.
+    rec.abort();
+    return report_failure(e.what());
+  }
+}
+
 }  // namespace
 }  // namespace eventfs::record
 
@@ -301,30 +380,18 @@ int main(int argc, char** argv) {
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  Options opts;
-  try {
-    opts = parse_options(argc, argv);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "eventfs-record: %s (see eventfs-record -h)\n", e.message.c_str());
+  auto opts = parse_options(argc, argv);
+  if (!opts) {
+    std::fprintf(stderr, "eventfs-record: %s (see eventfs-record -h)\n", opts.error().message.c_str());
     return 2;
   }
-  if (opts.help) {
+  if (opts->help) {
     std::fputs(usage_text(), stdout);
     return 0;
   }
-  if (opts.version) {
+  if (opts->version) {
     std::puts(kVersion);
     return 0;
   }
-  Recording rec(opts);
-  try {
-    return rec.run();
-  } catch (const Failure& f) {
-    rec.abort();
-    std::fprintf(stderr, "eventfs-record: %s\n", f.message.c_str());
-  } catch (const std::exception& e) {
-    rec.abort();
-    std::fprintf(stderr, "eventfs-record: %s\n", e.what());
-  }
-  return 1;
+  return record(*opts);
 }

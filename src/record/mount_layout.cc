@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <sstream>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -21,13 +23,11 @@
 namespace eventfs::record {
 namespace {
 
-std::runtime_error error(const std::string& msg) { return std::runtime_error(msg); }
-
-std::string must_read(const std::string& path) {
-  auto s = read_whole_file(path);
-  if (!s) throw error(fmt::format("cannot read {}: {}", path, std::strerror(s.code())));
-  return std::move(s).value();
-}
+// A parser's failure: thrown inside parse_format() and parse_named_type()
+// only, and caught by them.
+struct Fail {
+  std::string reason;
+};
 
 std::string trim(std::string s) {
   auto sp = [](unsigned char c) { return std::isspace(c) != 0; };
@@ -37,19 +37,71 @@ std::string trim(std::string s) {
   return s.substr(i);
 }
 
-unsigned to_unsigned(const std::string& v, const std::string& what) {
-  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 9)
-    throw error(fmt::format("{}: '{}' is not a number", what, v));
+// A decimal of at most 9 digits.
+std::optional<unsigned> to_number(const std::string& v) {
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 9) return std::nullopt;
   return static_cast<unsigned>(std::stoul(v));
+}
+
+std::string not_a_number(const std::string& what, const std::string& v) {
+  return fmt::format("{}: '{}' is not a number", what, v);
+}
+
+unsigned to_unsigned(const std::string& v, const std::string& what) {
+  auto n = to_number(v);
+  if (!n) throw Fail{not_a_number(what, v)};
+  return *n;
 }
 
 unsigned round_up(unsigned n, unsigned a) { return (n + a - 1) / a * a; }
 
 bool is_power_of_two(unsigned a) { return a != 0 && (a & (a - 1)) == 0; }
 
-}  // namespace
+bool is_integer_size(unsigned bits) { return bits == 8 || bits == 16 || bits == 32 || bits == 64; }
 
-std::vector<Field> parse_format(const std::string& text, const std::string& what, unsigned* size, unsigned* end) {
+// One line of the format language ("\tkey:value\t...", its ';' taken off) as
+// a field whose offset is not set yet.
+Field parse_format_line(const std::string& line, const std::string& where) {
+  Field f;
+  bool array = false, have_size = false, have_align = false, have_signed = false;
+  std::size_t pos = 1;
+  while (pos <= line.size()) {
+    std::size_t tab = line.find('\t', pos);
+    std::string item = line.substr(pos, tab == std::string::npos ? std::string::npos : tab - pos);
+    pos = tab == std::string::npos ? line.size() + 1 : tab + 1;
+    std::size_t colon = item.find(':');
+    if (colon == std::string::npos) throw Fail{where + ": '" + item + "' is not key:value"};
+    std::string key = item.substr(0, colon), value = item.substr(colon + 1);
+    if (key == "field" || key == "array") {
+      array = key == "array";
+      f.name = value;
+    } else if (key == "type") {
+      f.type = value;
+    } else if (key == "size") {
+      f.bits = to_unsigned(value, where);
+      have_size = true;
+    } else if (key == "count") {
+      f.count = to_unsigned(value, where);
+    } else if (key == "align") {
+      f.align = to_unsigned(value, where);
+      have_align = true;
+    } else if (key == "signed") {
+      if (value != "0" && value != "1") throw Fail{where + ": signed is 0 or 1"};
+      f.is_signed = value == "1";
+      have_signed = true;
+    } else {
+      throw Fail{where + ": unknown key '" + key + "'"};
+    }
+  }
+  if (f.name.empty() || f.type.empty() || !have_size || !have_align || !have_signed)
+    throw Fail{where + ": a field needs a name, type, size, align and signed"};
+  if (array != (f.count > 0)) throw Fail{where + ": an array (and only an array) has a count"};
+  if (!is_integer_size(f.bits) || !is_power_of_two(f.align) || f.align > 8)
+    throw Fail{where + ": unsupported size or align"};
+  return f;
+}
+
+std::vector<Field> lay_out_format(const std::string& text, const std::string& what, unsigned* size, unsigned* end) {
   std::vector<Field> out;
   std::istringstream in(text);
   std::string line;
@@ -57,45 +109,10 @@ std::vector<Field> parse_format(const std::string& text, const std::string& what
   while (std::getline(in, line)) {
     ++lineno;
     const std::string where = fmt::format("{}:{}", what, lineno);
-    if (line.empty() || line[0] != '\t') throw error(where + ": not a line of the format language");
-    if (line.back() != ';') throw error(where + ": a format line ends with ';'");
+    if (line.empty() || line[0] != '\t') throw Fail{where + ": not a line of the format language"};
+    if (line.back() != ';') throw Fail{where + ": a format line ends with ';'"};
     line.pop_back();
-    Field f;
-    bool array = false, have_size = false, have_align = false, have_signed = false;
-    std::size_t pos = 1;
-    while (pos <= line.size()) {
-      std::size_t tab = line.find('\t', pos);
-      std::string item = line.substr(pos, tab == std::string::npos ? std::string::npos : tab - pos);
-      pos = tab == std::string::npos ? line.size() + 1 : tab + 1;
-      std::size_t colon = item.find(':');
-      if (colon == std::string::npos) throw error(where + ": '" + item + "' is not key:value");
-      std::string key = item.substr(0, colon), value = item.substr(colon + 1);
-      if (key == "field" || key == "array") {
-        array = key == "array";
-        f.name = value;
-      } else if (key == "type") {
-        f.type = value;
-      } else if (key == "size") {
-        f.bits = to_unsigned(value, where);
-        have_size = true;
-      } else if (key == "count") {
-        f.count = to_unsigned(value, where);
-      } else if (key == "align") {
-        f.align = to_unsigned(value, where);
-        have_align = true;
-      } else if (key == "signed") {
-        if (value != "0" && value != "1") throw error(where + ": signed is 0 or 1");
-        f.is_signed = value == "1";
-        have_signed = true;
-      } else {
-        throw error(where + ": unknown key '" + key + "'");
-      }
-    }
-    if (f.name.empty() || f.type.empty() || !have_size || !have_align || !have_signed)
-      throw error(where + ": a field needs a name, type, size, align and signed");
-    if (array != (f.count > 0)) throw error(where + ": an array (and only an array) has a count");
-    if ((f.bits != 8 && f.bits != 16 && f.bits != 32 && f.bits != 64) || !is_power_of_two(f.align) || f.align > 8)
-      throw error(where + ": unsupported size or align");
+    Field f = parse_format_line(line, where);
     offset = round_up(offset, f.align);
     f.offset = offset;
     offset += f.bits / 8 * std::max(f.count, 1u);
@@ -107,101 +124,136 @@ std::vector<Field> parse_format(const std::string& text, const std::string& what
   return out;
 }
 
-NamedType parse_named_type(const std::string& name, const std::string& text, const std::string& what) {
+// Where the '}' that closes the '{' at `open` is (quoted braces do not
+// count), or npos.
+std::size_t matching_brace(const std::string& text, std::size_t open) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = open; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}' && --depth == 0) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+// The next "key = value;" statement of a types/ file from `pos`, which it
+// moves past the ';'. A value in braces ("map = { ... };") keeps them.
+// False at the end of the text.
+bool next_statement(const std::string& text, std::size_t& pos, const std::string& what, std::string& key,
+                    std::string& value) {
+  std::size_t eq = text.find('=', pos);
+  if (eq == std::string::npos) {
+    if (!trim(text.substr(pos)).empty()) throw Fail{what + ": trailing text"};
+    return false;
+  }
+  key = trim(text.substr(pos, eq - pos));
+  const std::size_t after = text.find_first_not_of(" \t\n", eq + 1);
+  const bool braced = after != std::string::npos && text[after] == '{';
+  const std::size_t close = braced ? matching_brace(text, after) : eq;
+  if (close == std::string::npos) throw Fail{what + ": unbalanced braces in " + key};
+  const std::size_t semi = text.find(';', close);
+  if (semi == std::string::npos) throw Fail{what + ": ';' missing after " + key};
+  value = braced ? text.substr(after, close + 1 - after) : trim(text.substr(eq + 1, semi - eq - 1));
+  pos = semi + 1;
+  return true;
+}
+
+// map = { { VALUE, "NAME" }, ... }: the enum's values and names.
+void parse_map(const std::string& value, const std::string& what, NamedType& t) {
+  std::size_t i = 1;
+  while (true) {
+    std::size_t open = value.find('{', i);
+    if (open == std::string::npos) break;
+    std::size_t comma = value.find(',', open);
+    std::size_t q1 = value.find('"', comma == std::string::npos ? open : comma);
+    if (comma == std::string::npos || q1 == std::string::npos) throw Fail{what + ": bad map entry"};
+    std::string num = trim(value.substr(open + 1, comma - open - 1));
+    std::string label;
+    std::size_t j = q1 + 1;
+    for (; j < value.size() && value[j] != '"'; ++j) {
+      if (value[j] == '\\' && j + 1 < value.size()) ++j;
+      label += value[j];
+    }
+    std::size_t close = value.find('}', j);
+    if (j >= value.size() || close == std::string::npos) throw Fail{what + ": bad map entry"};
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll(num.c_str(), &end, 0);
+    if (num.empty() || *end != '\0' || errno != 0) throw Fail{what + ": bad map value '" + num + "'"};
+    t.map.emplace_back(v, label);
+    i = close + 1;
+  }
+}
+
+// fields = { event.field, ... }: the fields bound to the enum.
+void parse_bound_fields(const std::string& value, NamedType& t) {
+  std::istringstream in(value.size() >= 2 ? value.substr(1, value.size() - 2) : std::string());
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item = trim(item);
+    if (!item.empty()) t.fields.push_back(item);
+  }
+}
+
+// One statement of a types/ file into `t`; keys for other readers are left.
+void apply_statement(const std::string& key, const std::string& value, const std::string& what, NamedType& t,
+                     bool& have_parent) {
+  if (key == "parent") {
+    if (value != "integer" && value != "enum") throw Fail{what + ": unknown parent '" + value + "'"};
+    t.is_enum = value == "enum";
+    have_parent = true;
+  } else if (key == "size") {
+    t.bits = to_unsigned(value, what);
+  } else if (key == "align") {
+    t.align = to_unsigned(value, what);
+  } else if (key == "signed") {
+    if (value != "true" && value != "false") throw Fail{what + ": signed is true or false"};
+    t.is_signed = value == "true";
+  } else if (key == "map") {
+    parse_map(value, what, t);
+  } else if (key == "fields") {
+    parse_bound_fields(value, t);
+  }
+}
+
+NamedType named_type(const std::string& name, const std::string& text, const std::string& what) {
   NamedType t;
   t.name = name;
-  // Statements end with ';'; map = { ... }; and fields = { ... }; hold braces.
   std::size_t pos = 0;
   bool have_parent = false;
-  while (true) {
-    std::size_t eq = text.find('=', pos);
-    if (eq == std::string::npos) {
-      if (!trim(text.substr(pos)).empty()) throw error(what + ": trailing text");
-      break;
-    }
-    std::string key = trim(text.substr(pos, eq - pos));
-    std::string value;
-    std::size_t after = text.find_first_not_of(" \t\n", eq + 1);
-    if (after != std::string::npos && text[after] == '{') {
-      // Up to the matching '}', then ';'.
-      int depth = 0;
-      std::size_t i = after;
-      bool in_string = false;
-      for (; i < text.size(); ++i) {
-        char c = text[i];
-        if (in_string) {
-          if (c == '\\') ++i;
-          else if (c == '"') in_string = false;
-        } else if (c == '"') {
-          in_string = true;
-        } else if (c == '{') {
-          ++depth;
-        } else if (c == '}' && --depth == 0) {
-          break;
-        }
-      }
-      if (i >= text.size()) throw error(what + ": unbalanced braces in " + key);
-      value = text.substr(after, i + 1 - after);
-      std::size_t semi = text.find(';', i);
-      if (semi == std::string::npos) throw error(what + ": ';' missing after " + key);
-      pos = semi + 1;
-    } else {
-      std::size_t semi = text.find(';', eq);
-      if (semi == std::string::npos) throw error(what + ": ';' missing after " + key);
-      value = trim(text.substr(eq + 1, semi - eq - 1));
-      pos = semi + 1;
-    }
-    if (key == "parent") {
-      if (value != "integer" && value != "enum") throw error(what + ": unknown parent '" + value + "'");
-      t.is_enum = value == "enum";
-      have_parent = true;
-    } else if (key == "size") {
-      t.bits = to_unsigned(value, what);
-    } else if (key == "align") {
-      t.align = to_unsigned(value, what);
-    } else if (key == "signed") {
-      if (value != "true" && value != "false") throw error(what + ": signed is true or false");
-      t.is_signed = value == "true";
-    } else if (key == "map") {
-      // { { VALUE, "NAME" }, ... }
-      std::size_t i = 1;
-      while (true) {
-        std::size_t open = value.find('{', i);
-        if (open == std::string::npos) break;
-        std::size_t comma = value.find(',', open);
-        std::size_t q1 = value.find('"', comma == std::string::npos ? open : comma);
-        if (comma == std::string::npos || q1 == std::string::npos) throw error(what + ": bad map entry");
-        std::string num = trim(value.substr(open + 1, comma - open - 1));
-        std::string label;
-        std::size_t j = q1 + 1;
-        for (; j < value.size() && value[j] != '"'; ++j) {
-          if (value[j] == '\\' && j + 1 < value.size()) ++j;
-          label += value[j];
-        }
-        std::size_t close = value.find('}', j);
-        if (j >= value.size() || close == std::string::npos) throw error(what + ": bad map entry");
-        errno = 0;
-        char* end = nullptr;
-        long long v = std::strtoll(num.c_str(), &end, 0);
-        if (num.empty() || *end != '\0' || errno != 0) throw error(what + ": bad map value '" + num + "'");
-        t.map.emplace_back(v, label);
-        i = close + 1;
-      }
-    } else if (key == "fields") {
-      std::string inner = value.substr(1, value.size() - 2);
-      std::istringstream in(inner);
-      std::string item;
-      while (std::getline(in, item, ',')) {
-        item = trim(item);
-        if (!item.empty()) t.fields.push_back(item);
-      }
-    }
-    // Other keys are for other readers.
-  }
-  if (!have_parent) throw error(what + ": no parent");
-  if ((t.bits != 8 && t.bits != 16 && t.bits != 32 && t.bits != 64) || !is_power_of_two(t.align))
-    throw error(what + ": unsupported size or align");
+  std::string key, value;
+  while (next_statement(text, pos, what, key, value)) apply_statement(key, value, what, t, have_parent);
+  if (!have_parent) throw Fail{what + ": no parent"};
+  if (!is_integer_size(t.bits) || !is_power_of_two(t.align)) throw Fail{what + ": unsupported size or align"};
   return t;
+}
+
+}  // namespace
+
+Result<std::vector<Field>> parse_format(const std::string& text, const std::string& what, unsigned* size,
+                                        unsigned* end) {
+  try {
+    return lay_out_format(text, what, size, end);
+  } catch (const Fail& f) {
+    return fail(EINVAL, f.reason);
+  }
+}
+
+Result<NamedType> parse_named_type(const std::string& name, const std::string& text, const std::string& what) {
+  try {
+    return named_type(name, text, what);
+  } catch (const Fail& f) {
+    return fail(EINVAL, f.reason);
+  }
 }
 
 std::string selected_clock(const std::string& text) {
@@ -220,48 +272,77 @@ const NamedType* MountLayout::enum_of(const std::string& event, const std::strin
 
 namespace {
 
-// The framing this program writes out is record.h's: <mount>/header must
-// describe the same one.
-void check_header(const std::string& mount, MountLayout& l) {
+Result<std::string> read_text(const std::string& path) {
+  auto s = read_whole_file(path);
+  if (!s) return fail(s.code(), fmt::format("cannot read {}: {}", path, std::strerror(s.code())));
+  return s;
+}
+
+Status check_directory(const std::string& mount) {
+  struct stat st {};
+  if (::stat(mount.c_str(), &st) != 0) {
+    int e = errno;
+    return fail(e, fmt::format("{}: {}", mount, std::strerror(e)));
+  }
+  if (!S_ISDIR(st.st_mode)) return fail(ENOTDIR, fmt::format("{} is not a directory", mount));
+  return {};
+}
+
+// <mount>/header's two sections, the record header's and the lost record's.
+struct HeaderText {
+  std::string header, lost;
+};
+
+Result<HeaderText> read_header(const std::string& mount) {
   const std::string path = mount + "/header";
   auto read = read_whole_file(path);
-  if (!read) {
-    if (read.code() == ENOENT)
-      throw error(fmt::format("{} is not an eventfs mount (it has no 'header' file)", mount));
-    throw error(fmt::format("cannot read {}: {}", path, std::strerror(read.code())));
-  }
-  const std::string& text = *read;
-  std::string section, header_text, lost_text;
-  std::istringstream in(text);
-  std::string line;
+  if (!read && read.code() == ENOENT)
+    return fail(ENOENT, fmt::format("{} is not an eventfs mount (it has no 'header' file)", mount));
+  if (!read) return fail(read.code(), fmt::format("cannot read {}: {}", path, std::strerror(read.code())));
+  HeaderText out;
+  std::string section, line;
+  std::istringstream in(*read);
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    if (line == "header:" || line == "lost:") {
-      section = line;
-      continue;
-    }
-    if (section == "header:") header_text += line + "\n";
-    else if (section == "lost:") lost_text += line + "\n";
-    else throw error(path + ": a field before 'header:'");
+    if (line == "header:" || line == "lost:") section = line;
+    else if (section == "header:") out.header += line + "\n";
+    else if (section == "lost:") out.lost += line + "\n";
+    else return fail(EINVAL, path + ": a field before 'header:'");
   }
+  return out;
+}
+
+bool has_field(const std::vector<Field>& fs, const char* name, unsigned offset, unsigned bits) {
+  for (const auto& f : fs)
+    if (f.name == name) return f.offset == offset && f.bits == bits && f.count == 0;
+  return false;
+}
+
+// The framing this program writes out is record.h's: <mount>/header must
+// describe the same one.
+Status check_header(const std::string& mount, MountLayout& l) {
+  const std::string path = mount + "/header";
+  auto text = read_header(mount);
+  if (!text) return std::move(text).error();
   unsigned hsize = 0, lsize = 0;
-  l.header_fields = parse_format(header_text, path + " (header)", &hsize);
-  auto lost = parse_format(lost_text, path + " (lost)", &lsize);
-  auto at = [](const std::vector<Field>& fs, const char* name, unsigned offset, unsigned bits) {
-    for (const auto& f : fs)
-      if (f.name == name) return f.offset == offset && f.bits == bits && f.count == 0;
-    return false;
-  };
+  auto header = parse_format(text->header, path + " (header)", &hsize);
+  if (!header) return std::move(header).error();
+  auto lost = parse_format(text->lost, path + " (lost)", &lsize);
+  if (!lost) return std::move(lost).error();
+  l.header_fields = std::move(header).value();
+  const auto& h = l.header_fields;
   bool ok = hsize == sizeof(eventfs_record_header) && lsize == sizeof(eventfs_lost) &&
-            at(l.header_fields, "size", offsetof(eventfs_record_header, size), 32) &&
-            at(l.header_fields, "id", offsetof(eventfs_record_header, id), 32) &&
-            at(l.header_fields, "timestamp", offsetof(eventfs_record_header, timestamp), 64) &&
-            at(l.header_fields, "pid", offsetof(eventfs_record_header, pid), 32) &&
-            at(l.header_fields, "version", offsetof(eventfs_record_header, version), 16) &&
-            at(lost, "count", offsetof(eventfs_lost, count), 64) && at(lost, "cpu", offsetof(eventfs_lost, cpu), 32);
+            has_field(h, "size", offsetof(eventfs_record_header, size), 32) &&
+            has_field(h, "id", offsetof(eventfs_record_header, id), 32) &&
+            has_field(h, "timestamp", offsetof(eventfs_record_header, timestamp), 64) &&
+            has_field(h, "pid", offsetof(eventfs_record_header, pid), 32) &&
+            has_field(h, "version", offsetof(eventfs_record_header, version), 16) &&
+            has_field(*lost, "count", offsetof(eventfs_lost, count), 64) &&
+            has_field(*lost, "cpu", offsetof(eventfs_lost, cpu), 32);
   if (!ok)
-    throw error(fmt::format("{} describes a record framing eventfs-record does not read (it reads version {})", path,
-                            EVENTFS_RECORD_VERSION));
+    return fail(EINVAL, fmt::format("{} describes a record framing eventfs-record does not read (it reads version {})",
+                                    path, EVENTFS_RECORD_VERSION));
+  return {};
 }
 
 std::vector<std::string> list_dir(const std::string& path) {
@@ -277,24 +358,20 @@ std::vector<std::string> list_dir(const std::string& path) {
   return out;
 }
 
-}  // namespace
-
-MountLayout read_mount(const std::string& mount, const std::vector<std::string>& patterns) {
-  MountLayout l;
-  l.mount = mount;
-  struct stat st {};
-  if (::stat(mount.c_str(), &st) != 0) throw error(fmt::format("{}: {}", mount, std::strerror(errno)));
-  if (!S_ISDIR(st.st_mode)) throw error(fmt::format("{} is not a directory", mount));
-  check_header(mount, l);
+Status read_available(const std::string& mount, MountLayout& l) {
   auto avail = read_whole_file(mount + "/available_events");
   if (!avail)
-    throw error(fmt::format("{} is not an eventfs mount (no readable available_events: {})", mount,
-                            std::strerror(avail.code())));
+    return fail(avail.code(), fmt::format("{} is not an eventfs mount (no readable available_events: {})", mount,
+                                          std::strerror(avail.code())));
   std::istringstream in(*avail);
   std::string line;
   while (std::getline(in, line))
     if (!(line = trim(line)).empty()) l.available.push_back(line);
+  return {};
+}
 
+// Which available events the patterns choose; each must match one.
+Result<std::vector<bool>> choose(const MountLayout& l, const std::vector<std::string>& patterns) {
   std::vector<bool> chosen(l.available.size(), false);
   for (const auto& p : patterns) {
     bool any = false;
@@ -302,47 +379,100 @@ MountLayout read_mount(const std::string& mount, const std::vector<std::string>&
       if (::fnmatch(p.c_str(), l.available[i].c_str(), 0) == 0) chosen[i] = any = true;
     if (!any) {
       bool glob = p.find_first_of("*?[") != std::string::npos;
-      throw error(fmt::format("{} '{}' in {}/available_events", glob ? "no event matches" : "no event", p, mount));
+      return fail(ENOENT,
+                  fmt::format("{} '{}' in {}/available_events", glob ? "no event matches" : "no event", p, l.mount));
     }
   }
+  return chosen;
+}
 
+Status read_types(const std::string& mount, MountLayout& l) {
   for (const auto& n : list_dir(mount + "/types")) {
     const std::string path = mount + "/types/" + n;
-    l.types.emplace(n, parse_named_type(n, must_read(path), path));
+    auto text = read_text(path);
+    if (!text) return std::move(text).error();
+    auto type = parse_named_type(n, *text, path);
+    if (!type) return std::move(type).error();
+    l.types.emplace(n, std::move(type).value());
   }
+  return {};
+}
 
+// A named type must agree with the fields that use it.
+Status check_types_of(const MountLayout& l, const Event& e, const std::string& dir) {
+  for (const auto& f : e.fields) {
+    auto t = l.types.find(f.type);
+    if (t != l.types.end() && !t->second.is_enum &&
+        (t->second.bits != f.bits || t->second.align != f.align || t->second.is_signed != f.is_signed))
+      return fail(EINVAL, fmt::format("{}/types/{} disagrees with {}/format's field {}", l.mount, f.type, dir, f.name));
+    if (const NamedType* en = l.enum_of(e.name, f.name); en && (en->bits != f.bits || f.count != 0))
+      return fail(EINVAL, fmt::format("{}/types/{} binds {}.{}, whose format size differs", l.mount, en->name,
+                                      e.name, f.name));
+  }
+  return {};
+}
+
+Result<Event> read_event(const MountLayout& l, const std::string& name) {
+  Event e;
+  e.name = name;
+  const std::string dir = l.mount + "/" + e.name;
+  auto format = read_text(dir + "/format");
+  if (!format) return std::move(format).error();
+  auto fields = parse_format(*format, dir + "/format", &e.size, &e.end);
+  if (!fields) return std::move(fields).error();
+  e.fields = std::move(fields).value();
+  auto id_text = read_text(dir + "/id");
+  if (!id_text) return std::move(id_text).error();
+  const std::string id = trim(*id_text);
+  auto number = to_number(id);
+  if (!number) return fail(EINVAL, not_a_number(dir + "/id", id));
+  e.id = *number;
+  if (e.id == EVENTFS_ID_LOST) return fail(EINVAL, dir + "/id: id 0 is the lost-events record's");
+  if (Status s = check_types_of(l, e, dir); !s) return std::move(s).error();
+  return e;
+}
+
+Status read_events(MountLayout& l, const std::vector<std::string>& patterns) {
+  auto chosen = choose(l, patterns);
+  if (!chosen) return std::move(chosen).error();
+  if (Status s = read_types(l.mount, l); !s) return s;
   for (std::size_t i = 0; i < l.available.size(); ++i) {
-    if (!chosen[i]) continue;
-    Event e;
-    e.name = l.available[i];
-    const std::string dir = mount + "/" + e.name;
-    e.fields = parse_format(must_read(dir + "/format"), dir + "/format", &e.size, &e.end);
-    std::string id = trim(must_read(dir + "/id"));
-    e.id = to_unsigned(id, dir + "/id");
-    if (e.id == EVENTFS_ID_LOST) throw error(dir + "/id: id 0 is the lost-events record's");
-    for (const auto& f : e.fields) {
-      // A named type must agree with the field that uses it.
-      auto t = l.types.find(f.type);
-      if (t != l.types.end() && !t->second.is_enum &&
-          (t->second.bits != f.bits || t->second.align != f.align || t->second.is_signed != f.is_signed))
-        throw error(fmt::format("{}/types/{} disagrees with {}/format's field {}", mount, f.type, dir, f.name));
-      if (const NamedType* en = l.enum_of(e.name, f.name); en && (en->bits != f.bits || f.count != 0))
-        throw error(fmt::format("{}/types/{} binds {}.{}, whose format size differs", mount, en->name, e.name,
-                                f.name));
-    }
-    l.events.push_back(std::move(e));
+    if (!(*chosen)[i]) continue;
+    auto e = read_event(l, l.available[i]);
+    if (!e) return std::move(e).error();
+    l.events.push_back(std::move(e).value());
   }
+  return {};
+}
 
-  if (auto clock = read_whole_file(mount + "/trace_clock"); clock && !selected_clock(*clock).empty())
-    l.clock = selected_clock(*clock);
-
+// The CPUs of per_cpu/cpuN.
+Status read_cpus(const std::string& mount, MountLayout& l) {
   for (const auto& n : list_dir(mount + "/per_cpu")) {
     if (n.rfind("cpu", 0) != 0 || n.size() == 3 || n.find_first_not_of("0123456789", 3) != std::string::npos)
       continue;
-    l.cpus.push_back(std::stoi(n.substr(3)));
+    int cpu = 0;
+    auto [end, ec] = std::from_chars(n.data() + 3, n.data() + n.size(), cpu);
+    if (ec != std::errc() || end != n.data() + n.size())
+      return fail(EINVAL, fmt::format("{}/per_cpu/{}: not a CPU number", mount, n));
+    l.cpus.push_back(cpu);
   }
   std::sort(l.cpus.begin(), l.cpus.end());
-  if (l.cpus.empty()) throw error(fmt::format("{} is not an eventfs mount (no per_cpu/cpuN streams)", mount));
+  if (l.cpus.empty()) return fail(ENOENT, fmt::format("{} is not an eventfs mount (no per_cpu/cpuN streams)", mount));
+  return {};
+}
+
+}  // namespace
+
+Result<MountLayout> read_mount(const std::string& mount, const std::vector<std::string>& patterns) {
+  MountLayout l;
+  l.mount = mount;
+  if (Status s = check_directory(mount); !s) return std::move(s).error();
+  if (Status s = check_header(mount, l); !s) return std::move(s).error();
+  if (Status s = read_available(mount, l); !s) return std::move(s).error();
+  if (Status s = read_events(l, patterns); !s) return std::move(s).error();
+  if (auto clock = read_whole_file(mount + "/trace_clock"); clock && !selected_clock(*clock).empty())
+    l.clock = selected_clock(*clock);
+  if (Status s = read_cpus(mount, l); !s) return std::move(s).error();
   return l;
 }
 

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "error/result.h"
+
 namespace eventfs::record {
 
 // One line of the format language.
@@ -52,21 +54,21 @@ struct MountLayout {
   const NamedType* enum_of(const std::string& event, const std::string& field) const;
 };
 
-// Parses format-language lines into fields laid out by the rules of eventfs(5).
-// Throws std::runtime_error naming `what` on a line it cannot read.
+// Parses format-language lines into fields laid out by the rules of eventfs(5);
+// EINVAL with a reason naming `what` and the line on a line it cannot read.
 // `size` gets the record's size (rounded up to its largest align), `end` where
 // its last field ends.
-std::vector<Field> parse_format(const std::string& text, const std::string& what, unsigned* size = nullptr,
+Result<std::vector<Field>> parse_format(const std::string& text, const std::string& what, unsigned* size = nullptr,
                                 unsigned* end = nullptr);
 
-// Parses one types/ file; throws std::runtime_error naming `what`.
-NamedType parse_named_type(const std::string& name, const std::string& text, const std::string& what);
+// Parses one types/ file; EINVAL with a reason naming `what`.
+Result<NamedType> parse_named_type(const std::string& name, const std::string& text, const std::string& what);
 
 // The selected clock of a tracefs-style trace_clock file ("[local] global").
 std::string selected_clock(const std::string& text);
 
 // Reads the mount and the chosen events (names or globs, each must match at
-// least one available event). Throws std::runtime_error with a one-line message.
-MountLayout read_mount(const std::string& mount, const std::vector<std::string>& patterns);
+// least one available event); the error's reason is one line.
+Result<MountLayout> read_mount(const std::string& mount, const std::vector<std::string>& patterns);
 
 }  // namespace eventfs::record

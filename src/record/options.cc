@@ -8,21 +8,57 @@
 namespace eventfs::record {
 namespace {
 
+using UsageStatus = Result<void, UsageError>;
+
 // The value of an option given as "-x VALUE" or "-xVALUE".
-std::string take_value(int argc, char** argv, int& i, const char* flag) {
+Result<std::string, UsageError> take_value(int argc, char** argv, int& i, const std::string& flag) {
   const char* a = argv[i];
-  if (a[2] != '\0') return a + 2;
-  if (i + 1 >= argc) throw UsageError{std::string("option ") + flag + " needs a value"};
-  return argv[++i];
+  if (a[2] != '\0') return std::string(a + 2);
+  if (i + 1 >= argc) return UsageError{"option " + flag + " needs a value"};
+  return std::string(argv[++i]);
 }
 
-double parse_seconds(const std::string& s) {
+Result<double, UsageError> parse_seconds(const std::string& s) {
   errno = 0;
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   if (s.empty() || *end != '\0' || errno != 0 || !std::isfinite(v) || v <= 0)
-    throw UsageError{"-t needs a positive number of seconds, not '" + s + "'"};
+    return UsageError{"-t needs a positive number of seconds, not '" + s + "'"};
   return v;
+}
+
+// The option at argv[i] (and its value, which i is moved past) into `o`;
+// `mount_given` says whether -m was seen, as its value may be empty.
+UsageStatus take_option(int argc, char** argv, int& i, Options& o, bool& mount_given) {
+  const std::string a = argv[i];
+  if (a.size() < 2 || a[0] != '-') return UsageError{"unexpected argument '" + a + "' (a command goes after --)"};
+  if (std::strchr("meot", a[1]) == nullptr) return UsageError{"unknown option '" + a + "'"};
+  auto value = take_value(argc, argv, i, a.substr(0, 2));
+  if (!value) return std::move(value).error();
+  switch (a[1]) {
+    case 'm':
+      o.mount = std::move(value).value();
+      mount_given = true;
+      break;
+    case 'e': o.events.push_back(std::move(value).value()); break;
+    case 'o': o.out_dir = std::move(value).value(); break;
+    default: {
+      auto seconds = parse_seconds(*value);
+      if (!seconds) return std::move(seconds).error();
+      o.seconds = *seconds;
+    }
+  }
+  return {};
+}
+
+// What the options say together.
+UsageStatus check(const Options& o, bool mount_given) {
+  if (o.events.empty()) return UsageError{"no event given (-e EVENT)"};
+  if (o.seconds && !o.command.empty()) return UsageError{"-t and a command exclude each other"};
+  if (mount_given && o.mount.empty()) return UsageError{"-m needs a directory"};
+  for (const auto& e : o.events)
+    if (e.empty()) return UsageError{"-e needs an event name"};
+  return {};
 }
 
 }  // namespace
@@ -39,12 +75,12 @@ const char* usage_text() {
          "See eventfs-record(1).\n";
 }
 
-Options parse_options(int argc, char** argv) {
+Result<Options, UsageError> parse_options(int argc, char** argv) {
   Options o;
   bool mount_given = false;
   int i = 1;
   for (; i < argc; ++i) {
-    std::string a = argv[i];
+    const std::string a = argv[i];
     if (a == "--") {
       ++i;
       break;
@@ -57,24 +93,10 @@ Options parse_options(int argc, char** argv) {
       o.version = true;
       return o;
     }
-    if (a.size() < 2 || a[0] != '-') throw UsageError{"unexpected argument '" + a + "' (a command goes after --)"};
-    switch (a[1]) {
-      case 'm':
-        o.mount = take_value(argc, argv, i, "-m");
-        mount_given = true;
-        break;
-      case 'e': o.events.push_back(take_value(argc, argv, i, "-e")); break;
-      case 'o': o.out_dir = take_value(argc, argv, i, "-o"); break;
-      case 't': o.seconds = parse_seconds(take_value(argc, argv, i, "-t")); break;
-      default: throw UsageError{"unknown option '" + a + "'"};
-    }
+    if (UsageStatus s = take_option(argc, argv, i, o, mount_given); !s) return std::move(s).error();
   }
   for (; i < argc; ++i) o.command.push_back(argv[i]);
-  if (o.events.empty()) throw UsageError{"no event given (-e EVENT)"};
-  if (o.seconds && !o.command.empty()) throw UsageError{"-t and a command exclude each other"};
-  if (mount_given && o.mount.empty()) throw UsageError{"-m needs a directory"};
-  for (const auto& e : o.events)
-    if (e.empty()) throw UsageError{"-e needs an event name"};
+  if (UsageStatus s = check(o, mount_given); !s) return std::move(s).error();
   return o;
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "error/result.h"
+
 namespace eventfs::record {
 
 struct Options {
@@ -17,12 +19,13 @@ struct Options {
   bool version = false;
 };
 
-// Parses argv; throws UsageError with a one-line message on bad usage.
-Options parse_options(int argc, char** argv);
-
+// Bad usage: one line, which main() follows with a pointer to -h.
 struct UsageError {
   std::string message;
 };
+
+// Parses argv; a UsageError on bad usage.
+Result<Options, UsageError> parse_options(int argc, char** argv);
 
 const char* usage_text();
 

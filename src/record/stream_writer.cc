@@ -25,16 +25,16 @@ StreamWriter::~StreamWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool StreamWriter::open(const std::string& path, std::uint32_t cpu) {
+Status StreamWriter::open(const std::string& path, std::uint32_t cpu) {
   path_ = path;
   cpu_ = cpu;
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) {
-    error_ = fmt::format("cannot create {}: {}", path, std::strerror(errno));
-    return false;
+    int e = errno;
+    return fail(e, fmt::format("cannot create {}: {}", path, std::strerror(e)));
   }
   buf_.assign(kPacketSize, 0);
-  return true;
+  return {};
 }
 
 void StreamWriter::start_packet(std::uint64_t timestamp) {
@@ -43,10 +43,11 @@ void StreamWriter::start_packet(std::uint64_t timestamp) {
   begin_ = end_ = std::max(timestamp, last_end_);
 }
 
-bool StreamWriter::add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload,
+Status StreamWriter::add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload,
                              std::size_t size, std::size_t end, std::size_t padded) {
   const std::size_t need = kEventHeadSize + padded;
-  if (used_ != 0 && used_ + need > kPacketSize && !flush()) return false;
+  if (used_ != 0 && used_ + need > kPacketSize)
+    if (Status s = flush(); !s) return s;
   if (used_ == 0) {
     start_packet(timestamp);
     // One event larger than a packet gets a packet of its own.
@@ -63,31 +64,28 @@ bool StreamWriter::add_event(std::uint64_t timestamp, std::uint32_t id, std::int
   content_ = used_ + kEventHeadSize + end;
   used_ += need;
   end_ = std::max(end_, timestamp);
-  return true;
+  return {};
 }
 
-bool StreamWriter::add_lost(std::uint64_t timestamp, std::uint64_t count) {
-  if (used_ != 0) {
-    if (!flush()) return false;
-  } else if (packets_ == 0) {
-    // A reader reports a loss as the difference between two packets' counts:
-    // an empty first packet gives a loss before any event something to follow.
-    start_packet(timestamp);
-    if (!flush()) return false;
-  }
+Status StreamWriter::add_lost(std::uint64_t timestamp, std::uint64_t count) {
+  // A reader reports a loss as the difference between two packets' counts:
+  // an empty first packet gives a loss before any event something to follow.
+  if (used_ == 0 && packets_ == 0) start_packet(timestamp);
+  if (used_ != 0)
+    if (Status s = flush(); !s) return s;
   discarded_ += count;
   last_end_ = std::max(last_end_, timestamp);
-  return true;
+  return {};
 }
 
-bool StreamWriter::finish() {
-  if (fd_ < 0) return true;
+Status StreamWriter::finish() {
+  if (fd_ < 0) return {};
   if (used_ == 0 && discarded_ != discarded_written_) start_packet(last_end_);
-  if (used_ != 0 && !flush()) return false;
-  return true;
+  if (used_ != 0) return flush();
+  return {};
 }
 
-bool StreamWriter::flush() {
+Status StreamWriter::flush() {
   unsigned char* p = buf_.data();
   const std::size_t size = used_;
   std::memset(p + kPacketHeaderSize + kPacketContextSize, 0, kFirstEventOffset - kPacketHeaderSize - kPacketContextSize);
@@ -105,13 +103,12 @@ bool StreamWriter::flush() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       int e = n < 0 ? errno : ENOSPC;
-      error_ = fmt::format("writing {}: {}", path_, std::strerror(e));
       // Keep only whole packets.
       if (::ftruncate(fd_, static_cast<off_t>(file_size_)) == 0) ::lseek(fd_, static_cast<off_t>(file_size_), SEEK_SET);
       ::close(fd_);
       fd_ = -1;
       used_ = 0;
-      return false;
+      return fail(e, fmt::format("writing {}: {}", path_, std::strerror(e)));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -124,7 +121,7 @@ bool StreamWriter::flush() {
     buf_.resize(kPacketSize);
     buf_.shrink_to_fit();
   }
-  return true;
+  return {};
 }
 
 }  // namespace eventfs::record

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "error/result.h"
+
 namespace eventfs::record {
 
 class StreamWriter {
@@ -21,31 +23,30 @@ class StreamWriter {
   StreamWriter(const StreamWriter&) = delete;
   StreamWriter& operator=(const StreamWriter&) = delete;
 
-  // Creates `path` (which must not exist). False with error() set.
-  bool open(const std::string& path, std::uint32_t cpu);
+  // Creates `path` (which must not exist).
+  Status open(const std::string& path, std::uint32_t cpu);
 
   // Appends an event; `payload` holds `size` bytes; the metadata's fields
   // end at `end` and the next event starts at `padded` (`end` rounded up to
   // 8; zero-filled past `size`).
-  bool add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload, std::size_t size,
+  Status add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload, std::size_t size,
                  std::size_t end, std::size_t padded);
 
   // Events lost at `timestamp` (the time of what follows the gap).
-  bool add_lost(std::uint64_t timestamp, std::uint64_t count);
+  Status add_lost(std::uint64_t timestamp, std::uint64_t count);
 
   // Writes the open packet (and an empty one carrying a loss not yet written).
-  bool finish();
+  Status finish();
 
-  const std::string& error() const { return error_; }
   const std::string& path() const { return path_; }
   std::uint64_t bytes_written() const { return file_size_; }
   std::uint64_t packets() const { return packets_; }
 
  private:
-  bool flush();
+  Status flush();
   void start_packet(std::uint64_t timestamp);
 
-  std::string path_, error_;
+  std::string path_;
   int fd_ = -1;
   std::uint32_t cpu_ = 0;
   std::vector<unsigned char> buf_;
