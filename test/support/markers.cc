@@ -59,4 +59,6 @@ std::vector<std::string> marker_mount_args(const TempDir& dir, const std::vector
   return args;
 }
 
+MarkerMount::MarkerMount(const std::vector<std::string>& extra) : m(marker_mount_args(dir, extra)) {}
+
 }  // namespace eventfs_it::stream

@@ -55,7 +55,8 @@ std::string write_marker_catalog(const TempDir& dir);
 std::vector<std::string> marker_mount_args(const TempDir& dir, const std::vector<std::string>& extra);
 
 struct MarkerMount {
-  explicit MarkerMount(const std::vector<std::string>& extra = {}) : m(marker_mount_args(dir, extra)) {}
+  // The mount over marker_mount_args(dir, extra); not started.
+  explicit MarkerMount(const std::vector<std::string>& extra = {});
   TempDir dir;  // the catalog, for as long as the mount
   MountedEventfs m;
 };

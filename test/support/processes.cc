@@ -179,4 +179,16 @@ void force_unmount(const std::string& path) {
   if (mounted_at(path)) ::umount2(path.c_str(), MNT_DETACH);
 }
 
+std::string RunResult::describe() const {
+  std::ostringstream s;
+  if (timed_out)
+    s << "timed out";
+  else if (WIFEXITED(status))
+    s << "exit " << WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    s << "killed by signal " << WTERMSIG(status);
+  s << "; stdout: [" << out << "]; stderr: [" << err << "]";
+  return s.str();
+}
+
 }  // namespace eventfs_it

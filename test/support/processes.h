@@ -78,17 +78,8 @@ struct RunResult {
   std::string out, err;
   bool exited() const { return !timed_out && WIFEXITED(status); }
   int exit_code() const { return exited() ? WEXITSTATUS(status) : -1; }
-  std::string describe() const {
-    std::ostringstream s;
-    if (timed_out)
-      s << "timed out";
-    else if (WIFEXITED(status))
-      s << "exit " << WEXITSTATUS(status);
-    else if (WIFSIGNALED(status))
-      s << "killed by signal " << WTERMSIG(status);
-    s << "; stdout: [" << out << "]; stderr: [" << err << "]";
-    return s.str();
-  }
+  // "exit N", "killed by signal N" or "timed out", then the output.
+  std::string describe() const;
 };
 
 // Runs a command to completion (killed after `timeout`).

@@ -22,4 +22,24 @@ void remove_stale_instance(const std::string& inst, const std::string& name) {
   if (::rmdir(inst.c_str()) == 0 || errno == ENOENT) ::unlink(record.c_str());
 }
 
+TempDir::TempDir() {
+  std::string tmpl = std::string(kTempPrefix) + "XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data())) {
+    path_ = buf.data();
+    ::chmod(path_.c_str(), 0755);
+    write_text_file(path_ + "/owner",
+                    owner_line());
+  }
+}
+
+TempDir::~TempDir() {
+  if (path_.empty()) return;
+  // Never delete through a mount that could not be taken down.
+  for (const auto& e : read_mountinfo())
+    if (e.mount_point.rfind(path_ + "/", 0) == 0) force_unmount(e.mount_point);
+  remove_tree(path_);
+}
+
 }  // namespace eventfs_it

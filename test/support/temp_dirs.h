@@ -50,24 +50,10 @@ void remove_tree(const std::string& path);
 // later run can tell a crashed run's leftovers from a concurrent run's.
 class TempDir {
  public:
-  TempDir() {
-    std::string tmpl = std::string(kTempPrefix) + "XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data())) {
-      path_ = buf.data();
-      ::chmod(path_.c_str(), 0755);
-      write_text_file(path_ + "/owner",
-                      owner_line());
-    }
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    // Never delete through a mount that could not be taken down.
-    for (const auto& e : read_mountinfo())
-      if (e.mount_point.rfind(path_ + "/", 0) == 0) force_unmount(e.mount_point);
-    remove_tree(path_);
-  }
+  // Makes the directory and its owner file (ok() tells whether it exists).
+  TempDir();
+  // Unmounts whatever is still mounted under it, then removes the tree.
+  ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
