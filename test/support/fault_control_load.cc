@@ -1,6 +1,22 @@
 // The control-file load of the fault tests: threads and processes writing and
 #include "support/fault_control_load.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <new>
+#include <random>
+#include <sstream>
+
 namespace eventfs_it::fault {
 
 std::map<std::string, EventState> instance_events(const std::string& inst) {

@@ -2,6 +2,20 @@
 // reading the control files, and what the instance must hold afterwards.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
 #include "support/fault_fixture.h"
 #include "support/children.h"
 

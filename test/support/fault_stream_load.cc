@@ -1,6 +1,14 @@
 // The stream load of the fault tests: marker writers, stream readers, and the
 #include "support/fault_stream_load.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
 namespace eventfs_it::fault {
 
 std::string write_marker_range(const std::string& trace_marker, int cpu, int lo, int hi) {

@@ -2,6 +2,19 @@
 // rounds of load a signal lands in.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
 #include "support/fault_control_load.h"
 #include "support/stream_util.h"
 #include "support/children.h"

@@ -1,6 +1,15 @@
 // trace_marker writes and the marker catalog.
 #include "support/markers.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
 namespace eventfs_it::stream {
 
 std::string marker_text(int i) {

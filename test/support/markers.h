@@ -1,22 +1,11 @@
 // trace_marker writes and the marker catalog.
 #pragma once
 
-#include <poll.h>
-#include <pthread.h>
-#include <sched.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
+#include <sys/types.h>
 
-#include <atomic>
-#include <functional>
-#include <memory>
-#include <regex>
-#include <string_view>
-
-#include <traceevent/event-parse.h>
-extern "C" {  // kbuffer.h has no extern "C" of its own
-#include <traceevent/kbuffer.h>
-}
+#include <chrono>
+#include <string>
+#include <vector>
 
 #include "eventfs/record.h"
 

@@ -1,6 +1,15 @@
 // Helpers for the integration tests: run the real eventfs daemon on a fresh
 #include "support/mounted_eventfs.h"
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
 namespace eventfs_it {
 
 const std::set<std::string>& control_root_entries() {

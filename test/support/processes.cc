@@ -1,6 +1,21 @@
 // Processes: spawn, run, wait, and what /proc says about them.
 #include "support/processes.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
 namespace eventfs_it {
 
 bool wait_exit(pid_t pid, std::chrono::milliseconds timeout, int& status) {

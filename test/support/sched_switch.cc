@@ -1,6 +1,22 @@
 // sched_switch traffic (ping-pong threads) and an independent libtraceevent reader of a second instance.
 #include "support/sched_switch.h"
 
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <regex>
+#include <thread>
+
+#include <traceevent/event-parse.h>
+extern "C" {  // kbuffer.h has no extern "C" of its own
+#include <traceevent/kbuffer.h>
+}
+
 namespace eventfs_it::stream {
 
 PingPongResult ping_pong(int rounds, int cpu, const char* ping_name,

@@ -1,22 +1,12 @@
 // sched_switch traffic (ping-pong threads) and an independent libtraceevent reader of a second instance.
 #pragma once
 
-#include <poll.h>
-#include <pthread.h>
-#include <sched.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
+#include <sys/types.h>
 
-#include <atomic>
-#include <functional>
-#include <memory>
-#include <regex>
-#include <string_view>
-
-#include <traceevent/event-parse.h>
-extern "C" {  // kbuffer.h has no extern "C" of its own
-#include <traceevent/kbuffer.h>
-}
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "eventfs/record.h"
 

@@ -1,6 +1,22 @@
 // What crashed runs left behind (mounts, offline CPUs), and a per-test watchdog.
 #include "support/stale_runs.h"
 
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
 namespace eventfs_it {
 
 long owner_pid(const std::string& owner) {

@@ -2,13 +2,13 @@
 // what several of them share: stream paths, event ids, the marker cases.
 #pragma once
 
-#include <sys/epoll.h>
-#include <algorithm>
-#include <csignal>
-#include <filesystem>
-#include <map>
-#include <sstream>
-#include <tuple>
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include "support/stream_util.h"
 #include "support/stream_reading.h"

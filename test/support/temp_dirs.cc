@@ -1,6 +1,15 @@
 // Temporary directories of the tests, owned by this run.
 #include "support/temp_dirs.h"
 
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 namespace eventfs_it {
 
 int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
