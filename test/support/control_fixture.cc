@@ -115,4 +115,23 @@ bool switch_until(const std::function<bool()>& done, std::chrono::milliseconds l
   }
 }
 
+void ControlTest::SetUp() {
+  EVENTFS_REQUIRE_LIVE_TRACEFS();
+  top_ = TopLevel();
+}
+
+void ControlTest::TearDown() {
+  if (top_.empty()) return;  // skipped
+  EXPECT_EQ(TopLevel(), top_) << "the top-level instance was changed";
+}
+
+std::map<std::string, std::string> ControlTest::TopLevel() {
+  std::map<std::string, std::string> s;
+  for (const char* f : {"trigger", "filter", "enable"}) s[f] = slurp(std::string(kTopSchedSwitch) + "/" + f);
+  for (const char* f : {"events/sched/sched_migrate_task/enable", "events/sched/sched_wakeup/enable",
+                        "events/irq/softirq_entry/enable", "events/block/block_rq_issue/enable"})
+    s[f] = slurp(std::string(kLiveTracefs) + "/" + f);
+  return s;
+}
+
 }  // namespace eventfs_it::control

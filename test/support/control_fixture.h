@@ -74,22 +74,13 @@ bool switch_until(const std::function<bool()>& done, std::chrono::milliseconds l
 
 class ControlTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    EVENTFS_REQUIRE_LIVE_TRACEFS();
-    top_ = TopLevel();
-  }
-  void TearDown() override {
-    if (top_.empty()) return;  // skipped
-    EXPECT_EQ(TopLevel(), top_) << "the top-level instance was changed";
-  }
-  static std::map<std::string, std::string> TopLevel() {
-    std::map<std::string, std::string> s;
-    for (const char* f : {"trigger", "filter", "enable"}) s[f] = slurp(std::string(kTopSchedSwitch) + "/" + f);
-    for (const char* f : {"events/sched/sched_migrate_task/enable", "events/sched/sched_wakeup/enable",
-                          "events/irq/softirq_entry/enable", "events/block/block_rq_issue/enable"})
-      s[f] = slurp(std::string(kLiveTracefs) + "/" + f);
-    return s;
-  }
+  // Skips without a live tracefs; notes the top-level files TopLevel() reads.
+  void SetUp() override;
+  // Expects them as SetUp() found them (not after a skip).
+  void TearDown() override;
+  // The top-level sched_switch trigger, filter and enable, and the enable of
+  // the other events eventfs writes in its instance, by file.
+  static std::map<std::string, std::string> TopLevel();
 
  private:
   std::map<std::string, std::string> top_;

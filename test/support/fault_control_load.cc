@@ -1,6 +1,22 @@
 // The control-file load of the fault tests: threads and processes writing and
 #include "support/fault_control_load.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <new>
+#include <random>
+#include <sstream>
+
 namespace eventfs_it::fault {
 
 std::map<std::string, EventState> instance_events(const std::string& inst) {
@@ -352,6 +368,151 @@ std::string missing_events() {
         "irq/irq_handler_entry", "irq/irq_handler_exit", "power/cpu_idle"})
     if (!exists(std::string(kLiveTracefs) + "/events/" + ev + "/trigger")) return ev;
   return "";
+}
+
+WorkerResult::WorkerResult() { std::fill(std::begin(owner_present), std::end(owner_present), -1); }
+
+void WorkerResult::note(const std::string& p) {
+  if (nproblems < kMaxProblems) {
+    problem_at[nproblems] = now_ns();
+    std::snprintf(problems[nproblems], kProblemLen, "%s", p.c_str());
+  }
+  ++nproblems;
+}
+
+SharedBoard::SharedBoard() {
+  void* p = ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p != MAP_FAILED) b_ = new (p) Board();
+}
+
+SharedBoard::~SharedBoard() {
+  if (!b_) return;
+  b_->~Board();
+  ::munmap(b_, sizeof(Board));
+}
+
+Workers::~Workers() {
+  b_.stop = 1;
+  b_.go = 1;
+  for (std::size_t k = 0; k < pids_.size(); ++k)
+    if (!reaped_[k]) {
+      ::kill(pids_[k], SIGKILL);
+      ::waitpid(pids_[k], nullptr, 0);
+    }
+  JoinAll();
+}
+
+int Workers::AddProcess(const Plan& plan) {
+  if (n_ >= kMaxWorkers) return -1;
+  int i = n_;
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    // The child runs its worker and ends; it never returns into the test.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    try {
+      std::int64_t limit = now_ns() + 20'000'000'000;
+      while (!b_.go.load() && now_ns() < limit) ::usleep(1000);
+      if (b_.go.load()) run_worker(env_, plan, b_.w[i], b_.deadline.load(), b_.stop);
+      b_.w[i].done = 1;
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  if (pid < 0) return -1;
+  ++n_;
+  pids_.push_back(pid);
+  reaped_.push_back(false);
+  statuses_.push_back(0);
+  return i;
+}
+
+int Workers::AddThread(const Plan& plan) {
+  if (n_ >= kMaxWorkers) return -1;
+  int i = n_++;
+  threads_.emplace_back([this, plan, i] {
+    while (!b_.go.load()) std::this_thread::sleep_for(1ms);
+    run_worker(env_, plan, b_.w[i], b_.deadline.load(), b_.stop);
+    b_.w[i].done = 1;
+  });
+  return i;
+}
+
+void Workers::Go(std::chrono::milliseconds duration) {
+  b_.deadline = now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count();
+  b_.go = 1;
+}
+
+std::vector<std::string> Workers::Wait(std::chrono::milliseconds limit) {
+  auto deadline = Clock::now() + limit;
+  std::vector<std::string> stuck;
+  for (std::size_t k = 0; k < pids_.size(); ++k) {
+    if (reaped_[k]) continue;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (wait_exit(pids_[k], std::max(left, 0ms), statuses_[k]))
+      reaped_[k] = true;
+    else
+      stuck.push_back("worker process " + std::to_string(pids_[k]));
+  }
+  for (int i = 0; i < n_; ++i)
+    while (!b_.w[i].done.load() && Clock::now() < deadline) std::this_thread::sleep_for(2ms);
+  bool threads_done = true;
+  for (int i = 0; i < n_; ++i)
+    if (!b_.w[i].done.load()) threads_done = false;
+  if (threads_done)
+    JoinAll();
+  else if (stuck.empty())
+    stuck.push_back("worker threads");
+  return stuck;
+}
+
+std::vector<std::string> Workers::BadExits() const {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < pids_.size(); ++k)
+    if (reaped_[k] && !(WIFEXITED(statuses_[k]) && WEXITSTATUS(statuses_[k]) == 0))
+      out.push_back("worker process " + std::to_string(pids_[k]) + ": " + describe_status(statuses_[k]));
+  return out;
+}
+
+void Workers::JoinAll() {
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+}
+
+void Totals::add(const WorkerResult& r, int i, std::int64_t before_ns) {
+  writes += r.writes;
+  accepted += r.accepted;
+  refusals += r.refusals;
+  refused += r.refused;
+  dups += r.dups;
+  unexpected += r.unexpected;
+  reads += r.reads;
+  preads += r.preads;
+  read_errors += r.read_errors;
+  bad_texts += r.bad_texts;
+  for (int k = 0; k < std::min(r.nproblems, kMaxProblems); ++k)
+    if (r.problem_at[k] < before_ns) problems.push_back("worker " + std::to_string(i) + ": " + r.problems[k]);
+  if (r.nproblems > kMaxProblems && before_ns == INT64_MAX)
+    problems.push_back("worker " + std::to_string(i) + ": ... " + std::to_string(r.nproblems - kMaxProblems) +
+                       " more");
+}
+
+std::string Totals::line() const {
+  std::ostringstream o;
+  o << "writes tried " << writes + refusals << " (valid " << writes << ": accepted " << accepted << "; to be refused "
+    << refusals << ": refused as expected " << refused << ", of them duplicate or glob "
+    << "triggers (EEXIST) " << dups << "); unexpected results " << unexpected << "; reads " << reads << ", preads "
+    << preads << " (failed " << read_errors << ", malformed " << bad_texts << ")";
+  return o.str();
+}
+
+std::string Totals::signal_line() const {
+  std::ostringstream o;
+  o << "writes tried " << writes + refusals << " (valid " << writes << ": accepted " << accepted << "; to be refused "
+    << refusals << ": refused as expected " << refused << ", of them EEXIST " << dups << "); other results "
+    << unexpected << " (calls after the signal fail); reads " << reads << ", preads " << preads;
+  return o.str();
 }
 
 }  // namespace eventfs_it::fault

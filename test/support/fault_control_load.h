@@ -2,6 +2,20 @@
 // reading the control files, and what the instance must hold afterwards.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
 #include "support/fault_fixture.h"
 #include "support/children.h"
 
@@ -101,7 +115,8 @@ struct WriteRec {
 };
 
 struct WorkerResult {
-  WorkerResult() { std::fill(std::begin(owner_present), std::end(owner_present), -1); }
+  // Every owner_present entry -1 (no owner of this worker).
+  WorkerResult();
   std::atomic<int> done{0};
   long writes = 0, accepted = 0;             // valid writes
   long refusals = 0, refused = 0, dups = 0;  // writes that must be refused; refused as expected; of them EEXIST
@@ -115,13 +130,8 @@ struct WorkerResult {
   std::int64_t problem_at[kMaxProblems];
   char problems[kMaxProblems][kProblemLen];
 
-  void note(const std::string& p) {
-    if (nproblems < kMaxProblems) {
-      problem_at[nproblems] = now_ns();
-      std::snprintf(problems[nproblems], kProblemLen, "%s", p.c_str());
-    }
-    ++nproblems;
-  }
+  // Records a problem (its text and time; the first kMaxProblems kept, all counted).
+  void note(const std::string& p);
 };
 
 struct Board {
@@ -136,15 +146,10 @@ void run_worker(const Env& env, const Plan& plan, WorkerResult& r, std::int64_t 
 // Memory shared with the forked workers.
 class SharedBoard {
  public:
-  SharedBoard() {
-    void* p = ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) b_ = new (p) Board();
-  }
-  ~SharedBoard() {
-    if (!b_) return;
-    b_->~Board();
-    ::munmap(b_, sizeof(Board));
-  }
+  // Maps an anonymous shared Board (ok() tells whether it worked).
+  SharedBoard();
+  // Destroys the Board and unmaps it.
+  ~SharedBoard();
   SharedBoard(const SharedBoard&) = delete;
   SharedBoard& operator=(const SharedBoard&) = delete;
   bool ok() const { return b_ != nullptr; }
@@ -160,99 +165,28 @@ class SharedBoard {
 class Workers {
  public:
   Workers(const Env& env, Board& board) : env_(env), b_(board) {}
-  ~Workers() {
-    b_.stop = 1;
-    b_.go = 1;
-    for (std::size_t k = 0; k < pids_.size(); ++k)
-      if (!reaped_[k]) {
-        ::kill(pids_[k], SIGKILL);
-        ::waitpid(pids_[k], nullptr, 0);
-      }
-    JoinAll();
-  }
+  // Stops every worker: kills and reaps the processes not yet reaped, joins the threads.
+  ~Workers();
   Workers(const Workers&) = delete;
   Workers& operator=(const Workers&) = delete;
 
   // Returns the worker's index in the board, or -1.
-  int AddProcess(const Plan& plan) {
-    if (n_ >= kMaxWorkers) return -1;
-    int i = n_;
-    std::fflush(nullptr);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      // The child runs its worker and ends; it never returns into the test.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      try {
-        std::int64_t limit = now_ns() + 20'000'000'000;
-        while (!b_.go.load() && now_ns() < limit) ::usleep(1000);
-        if (b_.go.load()) run_worker(env_, plan, b_.w[i], b_.deadline.load(), b_.stop);
-        b_.w[i].done = 1;
-      } catch (...) {
-        ::_exit(3);
-      }
-      ::_exit(0);
-    }
-    if (pid < 0) return -1;
-    ++n_;
-    pids_.push_back(pid);
-    reaped_.push_back(false);
-    statuses_.push_back(0);
-    return i;
-  }
+  int AddProcess(const Plan& plan);
 
-  int AddThread(const Plan& plan) {
-    if (n_ >= kMaxWorkers) return -1;
-    int i = n_++;
-    threads_.emplace_back([this, plan, i] {
-      while (!b_.go.load()) std::this_thread::sleep_for(1ms);
-      run_worker(env_, plan, b_.w[i], b_.deadline.load(), b_.stop);
-      b_.w[i].done = 1;
-    });
-    return i;
-  }
+  // A worker thread; returns its index in the board, or -1.
+  int AddThread(const Plan& plan);
 
-  void Go(std::chrono::milliseconds duration) {
-    b_.deadline = now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count();
-    b_.go = 1;
-  }
+  // Starts every worker, to run for `duration` (or until Stop()).
+  void Go(std::chrono::milliseconds duration);
   void Stop() { b_.stop = 1; }
 
   // Waits (bounded) for every worker, reaping the processes; names the ones
   // still running. Threads are joined once all are done.
-  std::vector<std::string> Wait(std::chrono::milliseconds limit) {
-    auto deadline = Clock::now() + limit;
-    std::vector<std::string> stuck;
-    for (std::size_t k = 0; k < pids_.size(); ++k) {
-      if (reaped_[k]) continue;
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (wait_exit(pids_[k], std::max(left, 0ms), statuses_[k]))
-        reaped_[k] = true;
-      else
-        stuck.push_back("worker process " + std::to_string(pids_[k]));
-    }
-    for (int i = 0; i < n_; ++i)
-      while (!b_.w[i].done.load() && Clock::now() < deadline) std::this_thread::sleep_for(2ms);
-    bool threads_done = true;
-    for (int i = 0; i < n_; ++i)
-      if (!b_.w[i].done.load()) threads_done = false;
-    if (threads_done)
-      JoinAll();
-    else if (stuck.empty())
-      stuck.push_back("worker threads");
-    return stuck;
-  }
+  std::vector<std::string> Wait(std::chrono::milliseconds limit);
   // Processes that did not end normally.
-  std::vector<std::string> BadExits() const {
-    std::vector<std::string> out;
-    for (std::size_t k = 0; k < pids_.size(); ++k)
-      if (reaped_[k] && !(WIFEXITED(statuses_[k]) && WEXITSTATUS(statuses_[k]) == 0))
-        out.push_back("worker process " + std::to_string(pids_[k]) + ": " + describe_status(statuses_[k]));
-    return out;
-  }
-  void JoinAll() {
-    for (auto& t : threads_)
-      if (t.joinable()) t.join();
-  }
+  std::vector<std::string> BadExits() const;
+  // Joins the worker threads that are still joinable.
+  void JoinAll();
   int size() const { return n_; }
   const WorkerResult& result(int i) const { return b_.w[i]; }
 
@@ -270,40 +204,14 @@ struct Totals {
   long writes = 0, accepted = 0, refusals = 0, refused = 0, dups = 0, unexpected = 0, reads = 0, preads = 0,
        read_errors = 0, bad_texts = 0;
   std::vector<std::string> problems;  // "worker i: ..."
-  void add(const WorkerResult& r, int i, std::int64_t before_ns = INT64_MAX) {
-    writes += r.writes;
-    accepted += r.accepted;
-    refusals += r.refusals;
-    refused += r.refused;
-    dups += r.dups;
-    unexpected += r.unexpected;
-    reads += r.reads;
-    preads += r.preads;
-    read_errors += r.read_errors;
-    bad_texts += r.bad_texts;
-    for (int k = 0; k < std::min(r.nproblems, kMaxProblems); ++k)
-      if (r.problem_at[k] < before_ns) problems.push_back("worker " + std::to_string(i) + ": " + r.problems[k]);
-    if (r.nproblems > kMaxProblems && before_ns == INT64_MAX)
-      problems.push_back("worker " + std::to_string(i) + ": ... " + std::to_string(r.nproblems - kMaxProblems) +
-                         " more");
-  }
-  std::string line() const {
-    std::ostringstream o;
-    o << "writes tried " << writes + refusals << " (valid " << writes << ": accepted " << accepted << "; to be refused "
-      << refusals << ": refused as expected " << refused << ", of them duplicate or glob "
-      << "triggers (EEXIST) " << dups << "); unexpected results " << unexpected << "; reads " << reads << ", preads "
-      << preads << " (failed " << read_errors << ", malformed " << bad_texts << ")";
-    return o.str();
-  }
+  // Adds worker i's counts, and its problems noted before `before_ns`
+  // (with the count of those not kept, when there is no cut-off).
+  void add(const WorkerResult& r, int i, std::int64_t before_ns = INT64_MAX);
+  // The counts in one line, for a test's report.
+  std::string line() const;
   // The same for a run that ends with the daemon stopped: calls after the
   // signal fail, and count among the other results.
-  std::string signal_line() const {
-    std::ostringstream o;
-    o << "writes tried " << writes + refusals << " (valid " << writes << ": accepted " << accepted << "; to be refused "
-      << refusals << ": refused as expected " << refused << ", of them EEXIST " << dups << "); other results "
-      << unexpected << " (calls after the signal fail); reads " << reads << ", preads " << preads;
-    return o.str();
-  }
+  std::string signal_line() const;
 };
 
 // The values a slot may end with: those of accepted writes that no other

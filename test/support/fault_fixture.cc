@@ -77,4 +77,18 @@ std::string state_diff(const std::map<std::string, std::string>& before,
   return out;
 }
 
+void FaultTest::SetUp() {
+  EVENTFS_REQUIRE_LIVE_TRACEFS();
+  seed_ = fault_seed();
+  std::cout << "[fault] seed " << seed_ << " (EVENTFS_FAULT_SEED=" << seed_ << " repeats this run)" << std::endl;
+  RecordProperty("seed", std::to_string(seed_));
+  top_ = top_level_state();
+}
+
+void FaultTest::TearDown() {
+  if (top_.empty()) return;  // skipped
+  auto now = top_level_state();
+  EXPECT_TRUE(now == top_) << "the top-level instance changed:\n" << state_diff(top_, now);
+}
+
 }  // namespace eventfs_it::fault

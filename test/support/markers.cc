@@ -1,6 +1,15 @@
 // trace_marker writes and the marker catalog.
 #include "support/markers.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
 namespace eventfs_it::stream {
 
 std::string marker_text(int i) {
@@ -58,5 +67,7 @@ std::vector<std::string> marker_mount_args(const TempDir& dir, const std::vector
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
+
+MarkerMount::MarkerMount(const std::vector<std::string>& extra) : m(marker_mount_args(dir, extra)) {}
 
 }  // namespace eventfs_it::stream

@@ -1,22 +1,11 @@
 // trace_marker writes and the marker catalog.
 #pragma once
 
-#include <poll.h>
-#include <pthread.h>
-#include <sched.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
+#include <sys/types.h>
 
-#include <atomic>
-#include <functional>
-#include <memory>
-#include <regex>
-#include <string_view>
-
-#include <traceevent/event-parse.h>
-extern "C" {  // kbuffer.h has no extern "C" of its own
-#include <traceevent/kbuffer.h>
-}
+#include <chrono>
+#include <string>
+#include <vector>
 
 #include "eventfs/record.h"
 
@@ -55,7 +44,8 @@ std::string write_marker_catalog(const TempDir& dir);
 std::vector<std::string> marker_mount_args(const TempDir& dir, const std::vector<std::string>& extra);
 
 struct MarkerMount {
-  explicit MarkerMount(const std::vector<std::string>& extra = {}) : m(marker_mount_args(dir, extra)) {}
+  // The mount over marker_mount_args(dir, extra); not started.
+  explicit MarkerMount(const std::vector<std::string>& extra = {});
   TempDir dir;  // the catalog, for as long as the mount
   MountedEventfs m;
 };

@@ -1,6 +1,21 @@
 // Processes: spawn, run, wait, and what /proc says about them.
 #include "support/processes.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
 namespace eventfs_it {
 
 bool wait_exit(pid_t pid, std::chrono::milliseconds timeout, int& status) {
@@ -177,6 +192,18 @@ void force_unmount(const std::string& path) {
   if (!mounted_at(path)) return;
   run({"/usr/bin/fusermount3", "-u", "-z", path}, 5s);
   if (mounted_at(path)) ::umount2(path.c_str(), MNT_DETACH);
+}
+
+std::string RunResult::describe() const {
+  std::ostringstream s;
+  if (timed_out)
+    s << "timed out";
+  else if (WIFEXITED(status))
+    s << "exit " << WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    s << "killed by signal " << WTERMSIG(status);
+  s << "; stdout: [" << out << "]; stderr: [" << err << "]";
+  return s.str();
 }
 
 }  // namespace eventfs_it

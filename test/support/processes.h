@@ -1,38 +1,12 @@
 // Processes: spawn, run, wait, and what /proc says about them.
 #pragma once
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <glob.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <map>
-#include <mutex>
-#include <optional>
-#include <regex>
-#include <set>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "support/mount_table.h"
 
@@ -78,17 +52,8 @@ struct RunResult {
   std::string out, err;
   bool exited() const { return !timed_out && WIFEXITED(status); }
   int exit_code() const { return exited() ? WEXITSTATUS(status) : -1; }
-  std::string describe() const {
-    std::ostringstream s;
-    if (timed_out)
-      s << "timed out";
-    else if (WIFEXITED(status))
-      s << "exit " << WEXITSTATUS(status);
-    else if (WIFSIGNALED(status))
-      s << "killed by signal " << WTERMSIG(status);
-    s << "; stdout: [" << out << "]; stderr: [" << err << "]";
-    return s.str();
-  }
+  // "exit N", "killed by signal N" or "timed out", then the output.
+  std::string describe() const;
 };
 
 // Runs a command to completion (killed after `timeout`).

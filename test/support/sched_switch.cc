@@ -1,6 +1,22 @@
 // sched_switch traffic (ping-pong threads) and an independent libtraceevent reader of a second instance.
 #include "support/sched_switch.h"
 
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <regex>
+#include <thread>
+
+#include <traceevent/event-parse.h>
+extern "C" {  // kbuffer.h has no extern "C" of its own
+#include <traceevent/kbuffer.h>
+}
+
 namespace eventfs_it::stream {
 
 PingPongResult ping_pong(int rounds, int cpu, const char* ping_name,
@@ -186,6 +202,27 @@ ReferenceRead read_reference_switches(const std::string& inst, int cpus) {
   kbuffer_free(kbuf);
   tep_free(tep);
   return res;
+}
+
+RefInstance::RefInstance() {
+  name_ = "eventfs-it-ref-" + std::to_string(::getpid());
+  owner_dir_ = std::string(kTempPrefix) + "ref-" + std::to_string(::getpid());
+  path_ = instance_dir(name_);
+  ::mkdir(owner_dir_.c_str(), 0755);
+  write_text_file(owner_dir_ + "/owner", owner_line());
+  if (exists(path_)) Remove();  // a leftover of this pid's earlier test
+  if (::mkdir(path_.c_str(), 0755) != 0) error_ = "mkdir " + path_ + ": " + std::strerror(errno);
+}
+
+RefInstance::~RefInstance() {
+  Remove();
+  ::unlink((owner_dir_ + "/owner").c_str());
+  ::rmdir(owner_dir_.c_str());
+}
+
+void RefInstance::Remove() {
+  write_once(path_ + "/events/enable", "0");
+  wait_until([&] { return ::rmdir(path_.c_str()) == 0 || errno == ENOENT; }, 2s);
 }
 
 }  // namespace eventfs_it::stream

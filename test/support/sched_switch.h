@@ -1,22 +1,12 @@
 // sched_switch traffic (ping-pong threads) and an independent libtraceevent reader of a second instance.
 #pragma once
 
-#include <poll.h>
-#include <pthread.h>
-#include <sched.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
+#include <sys/types.h>
 
-#include <atomic>
-#include <functional>
-#include <memory>
-#include <regex>
-#include <string_view>
-
-#include <traceevent/event-parse.h>
-extern "C" {  // kbuffer.h has no extern "C" of its own
-#include <traceevent/kbuffer.h>
-}
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "eventfs/record.h"
 
@@ -64,20 +54,10 @@ bool parse_switch_payload(const std::string& p, Switch& out);
 // remove it if this one crashes.
 class RefInstance {
  public:
-  RefInstance() {
-    name_ = "eventfs-it-ref-" + std::to_string(::getpid());
-    owner_dir_ = std::string(kTempPrefix) + "ref-" + std::to_string(::getpid());
-    path_ = instance_dir(name_);
-    ::mkdir(owner_dir_.c_str(), 0755);
-    write_text_file(owner_dir_ + "/owner", owner_line());
-    if (exists(path_)) Remove();  // a leftover of this pid's earlier test
-    if (::mkdir(path_.c_str(), 0755) != 0) error_ = "mkdir " + path_ + ": " + std::strerror(errno);
-  }
-  ~RefInstance() {
-    Remove();
-    ::unlink((owner_dir_ + "/owner").c_str());
-    ::rmdir(owner_dir_.c_str());
-  }
+  // Makes the owner directory and the instance (error() says why not).
+  RefInstance();
+  // Removes the instance and the owner directory.
+  ~RefInstance();
   RefInstance(const RefInstance&) = delete;
   RefInstance& operator=(const RefInstance&) = delete;
 
@@ -86,10 +66,8 @@ class RefInstance {
   std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
 
  private:
-  void Remove() {
-    write_once(path_ + "/events/enable", "0");
-    wait_until([&] { return ::rmdir(path_.c_str()) == 0 || errno == ENOENT; }, 2s);
-  }
+  // Disables every event, then rmdirs the instance (retried for 2 s).
+  void Remove();
   std::string name_, owner_dir_, path_, error_;
 };
 

@@ -1,6 +1,22 @@
 // What crashed runs left behind (mounts, offline CPUs), and a per-test watchdog.
 #include "support/stale_runs.h"
 
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
 namespace eventfs_it {
 
 long owner_pid(const std::string& owner) {
@@ -131,6 +147,61 @@ int restore_offline_cpus(bool mine) {
   }
   ::globfree(&g);
   return n;
+}
+
+CpuOffline::CpuOffline(int cpu) : cpu_(cpu) {
+  if (!write_text_file(offline_record(cpu), owner_line())) {
+    error_ = errno ? errno : EIO;
+    return;
+  }
+  error_ = write_sysfs(cpu_online_file(cpu), "0");
+  if (error_ != 0) ::unlink(offline_record(cpu).c_str());
+}
+
+bool CpuOffline::Restore() {
+  if (error_ == 0 && !restored_) restored_ = bring_cpu_online(cpu_);
+  return error_ != 0 || restored_;
+}
+
+void StaleMountCleaner::SetUp() {
+  if (int n = ::geteuid() == 0 ? restore_offline_cpus(false) : 0)
+    std::fprintf(stderr, "[eventfs-it] brought %d CPU(s) online that a crashed run had taken offline\n", n);
+  int n = clean_stale_mounts();
+  if (n) std::fprintf(stderr, "[eventfs-it] took down %d stale mount(s) of earlier runs\n", n);
+}
+
+void Watchdog::OnTestProgramStart(const ::testing::UnitTest&) {
+  thread_ = std::thread([this] { Watch(); });
+}
+
+void Watchdog::OnTestProgramEnd(const ::testing::UnitTest&) {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void Watchdog::OnTestStart(const ::testing::TestInfo& info) {
+  std::lock_guard lock(mu_);
+  current_ = std::string(info.test_suite_name()) + "." + info.name();
+  started_ = Clock::now();
+}
+
+void Watchdog::OnTestEnd(const ::testing::TestInfo&) {
+  std::lock_guard lock(mu_);
+  current_.clear();
+}
+
+void Watchdog::Watch() {
+  while (!stop_) {
+    std::this_thread::sleep_for(100ms);
+    std::lock_guard lock(mu_);
+    if (!current_.empty() && Clock::now() - started_ > kPerTestLimit) {
+      std::fprintf(stderr, "[eventfs-it] %s took longer than %lld s: aborting the run\n",
+                   current_.c_str(), static_cast<long long>(kPerTestLimit.count()));
+      std::fflush(stderr);
+      restore_offline_cpus(true);  // (no destructor runs after _Exit)
+      std::_Exit(3);
+    }
+  }
 }
 
 }  // namespace eventfs_it

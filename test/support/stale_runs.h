@@ -1,36 +1,11 @@
 // What crashed runs left behind (mounts, offline CPUs), and a per-test watchdog.
 #pragma once
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <glob.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <map>
 #include <mutex>
-#include <optional>
-#include <regex>
-#include <set>
-#include <sstream>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -81,23 +56,16 @@ int restore_offline_cpus(bool mine);
 // however the test ends.
 class CpuOffline {
  public:
-  explicit CpuOffline(int cpu) : cpu_(cpu) {
-    if (!write_text_file(offline_record(cpu), owner_line())) {
-      error_ = errno ? errno : EIO;
-      return;
-    }
-    error_ = write_sysfs(cpu_online_file(cpu), "0");
-    if (error_ != 0) ::unlink(offline_record(cpu).c_str());
-  }
+  // Records the offlining (owner line in offline_record()), then writes 0 to
+  // the CPU's online file; ok() tells whether both worked.
+  explicit CpuOffline(int cpu);
   ~CpuOffline() { Restore(); }
   CpuOffline(const CpuOffline&) = delete;
   CpuOffline& operator=(const CpuOffline&) = delete;
   bool ok() const { return error_ == 0; }
   std::string error() const { return cpu_online_file(cpu_) + ": " + std::strerror(error_); }
-  bool Restore() {
-    if (error_ == 0 && !restored_) restored_ = bring_cpu_online(cpu_);
-    return error_ != 0 || restored_;
-  }
+  // Brings the CPU online again (once); true if it is, or was never taken offline.
+  bool Restore();
 
  private:
   int cpu_;
@@ -108,12 +76,8 @@ class CpuOffline {
 // Cleans up after crashed runs before the first test.
 class StaleMountCleaner : public ::testing::Environment {
  public:
-  void SetUp() override {
-    if (int n = ::geteuid() == 0 ? restore_offline_cpus(false) : 0)
-      std::fprintf(stderr, "[eventfs-it] brought %d CPU(s) online that a crashed run had taken offline\n", n);
-    int n = clean_stale_mounts();
-    if (n) std::fprintf(stderr, "[eventfs-it] took down %d stale mount(s) of earlier runs\n", n);
-  }
+  // Restores CPUs that crashed runs left offline (as root) and takes down their mounts.
+  void SetUp() override;
 };
 
 // Ends the run if one test hangs (a stuck FUSE request would otherwise block
@@ -122,37 +86,19 @@ class Watchdog : public ::testing::EmptyTestEventListener {
  public:
   static constexpr auto kPerTestLimit = 60s;
 
-  void OnTestProgramStart(const ::testing::UnitTest&) override {
-    thread_ = std::thread([this] { Watch(); });
-  }
-  void OnTestProgramEnd(const ::testing::UnitTest&) override {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  void OnTestStart(const ::testing::TestInfo& info) override {
-    std::lock_guard lock(mu_);
-    current_ = std::string(info.test_suite_name()) + "." + info.name();
-    started_ = Clock::now();
-  }
-  void OnTestEnd(const ::testing::TestInfo&) override {
-    std::lock_guard lock(mu_);
-    current_.clear();
-  }
+  // Starts the watching thread.
+  void OnTestProgramStart(const ::testing::UnitTest&) override;
+  // Stops the watching thread and joins it.
+  void OnTestProgramEnd(const ::testing::UnitTest&) override;
+  // Notes the test that runs now, and when it started.
+  void OnTestStart(const ::testing::TestInfo& info) override;
+  // No test runs now.
+  void OnTestEnd(const ::testing::TestInfo&) override;
 
  private:
-  void Watch() {
-    while (!stop_) {
-      std::this_thread::sleep_for(100ms);
-      std::lock_guard lock(mu_);
-      if (!current_.empty() && Clock::now() - started_ > kPerTestLimit) {
-        std::fprintf(stderr, "[eventfs-it] %s took longer than %lld s: aborting the run\n",
-                     current_.c_str(), static_cast<long long>(kPerTestLimit.count()));
-        std::fflush(stderr);
-        restore_offline_cpus(true);  // (no destructor runs after _Exit)
-        std::_Exit(3);
-      }
-    }
-  }
+  // Every 100 ms: a test running longer than kPerTestLimit ends the run
+  // (exit code 3), after bringing this run's offline CPUs back.
+  void Watch();
 
   std::atomic<bool> stop_{false};
   std::thread thread_;

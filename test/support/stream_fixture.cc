@@ -76,4 +76,22 @@ MarkerStream parse_marker_stream(Collector& col, Via via, unsigned id, int cpu) 
   return out;
 }
 
+void StreamTest::SetUp() {
+  EVENTFS_REQUIRE_LIVE_TRACEFS();
+  top_enable_ = slurp(kTopSchedSwitchEnable);
+  top_buffer_ = slurp(kTopBufferSize);
+  checked_ = true;
+}
+
+void StreamTest::TearDown() {
+  if (!checked_) return;
+  EXPECT_EQ(slurp(kTopSchedSwitchEnable), top_enable_) << "the top-level instance was changed";
+  EXPECT_EQ(slurp(kTopBufferSize), top_buffer_) << "the top-level instance was changed";
+}
+
+int StreamTest::test_cpu() {
+  auto cpus = allowed_cpus();
+  return cpus.empty() ? 0 : cpus.back();
+}
+
 }  // namespace eventfs_it::stream

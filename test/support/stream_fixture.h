@@ -2,13 +2,13 @@
 // what several of them share: stream paths, event ids, the marker cases.
 #pragma once
 
-#include <sys/epoll.h>
-#include <algorithm>
-#include <csignal>
-#include <filesystem>
-#include <map>
-#include <sstream>
-#include <tuple>
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include "support/stream_util.h"
 #include "support/stream_reading.h"
@@ -20,23 +20,14 @@ constexpr const char* kTopBufferSize = "/sys/kernel/tracing/buffer_size_kb";
 
 class StreamTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    EVENTFS_REQUIRE_LIVE_TRACEFS();
-    top_enable_ = slurp(kTopSchedSwitchEnable);
-    top_buffer_ = slurp(kTopBufferSize);
-    checked_ = true;
-  }
-  void TearDown() override {
-    if (!checked_) return;
-    EXPECT_EQ(slurp(kTopSchedSwitchEnable), top_enable_) << "the top-level instance was changed";
-    EXPECT_EQ(slurp(kTopBufferSize), top_buffer_) << "the top-level instance was changed";
-  }
+  // Skips without a live tracefs; notes the top-level instance's sched_switch
+  // enable and buffer size.
+  void SetUp() override;
+  // Expects both as SetUp() found them.
+  void TearDown() override;
 
   // The CPU the tests pin their writers and ping-pong threads to.
-  static int test_cpu() {
-    auto cpus = allowed_cpus();
-    return cpus.empty() ? 0 : cpus.back();
-  }
+  static int test_cpu();
 
  private:
   bool checked_ = false;

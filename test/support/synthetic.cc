@@ -168,4 +168,9 @@ std::string StableView::text(const std::string& name) const {
   return s.substr(0, s.find('\0'));
 }
 
+SubbufBuilder& SubbufBuilder::missed(std::int64_t count) {
+  missed_ = count;
+  return *this;
+}
+
 }  // namespace eventfs::testing

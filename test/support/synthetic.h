@@ -54,10 +54,7 @@ class SubbufBuilder {
   SubbufBuilder& padding(std::uint32_t len, std::uint32_t delta = 1);
   // The lost-events mark: count >= 0 stores it after the data, -1 sets the
   // flag only.
-  SubbufBuilder& missed(std::int64_t count) {
-    missed_ = count;
-    return *this;
-  }
+  SubbufBuilder& missed(std::int64_t count);
   std::size_t data_size() const { return at_ - header(); }
 
   std::vector<std::uint8_t> build() const;

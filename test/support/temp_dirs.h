@@ -1,38 +1,10 @@
 // Temporary directories of the tests, owned by this run.
 #pragma once
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <ftw.h>
-#include <glob.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <map>
-#include <mutex>
-#include <optional>
-#include <regex>
-#include <set>
-#include <sstream>
 #include <string>
-#include <thread>
-#include <vector>
-
-#include <gtest/gtest.h>
 
 #include "support/processes.h"
 
@@ -50,24 +22,10 @@ void remove_tree(const std::string& path);
 // later run can tell a crashed run's leftovers from a concurrent run's.
 class TempDir {
  public:
-  TempDir() {
-    std::string tmpl = std::string(kTempPrefix) + "XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data())) {
-      path_ = buf.data();
-      ::chmod(path_.c_str(), 0755);
-      write_text_file(path_ + "/owner",
-                      owner_line());
-    }
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    // Never delete through a mount that could not be taken down.
-    for (const auto& e : read_mountinfo())
-      if (e.mount_point.rfind(path_ + "/", 0) == 0) force_unmount(e.mount_point);
-    remove_tree(path_);
-  }
+  // Makes the directory and its owner file (ok() tells whether it exists).
+  TempDir();
+  // Unmounts whatever is still mounted under it, then removes the tree.
+  ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
