@@ -468,7 +468,7 @@ TEST_F(LiveRingTest, PollWakesOnDataWithBufferPercentZero) {
 }
 
 // The running kernel's header_event describes the event header the walk
-// knows (the fixture kernels' are held to it in test/unit/stream/subbuf_test.cc).
+// knows (the fixture kernels' are held to it in test/unit/ring/subbuf_test.cc).
 TEST(LiveHeaderEvent, DescribesTheHeaderTheWalkKnows) {
   std::string text;
   if (int e = eventfs_it::read_file(std::string(kTracefs) + "/events/header_event", text))
