@@ -22,6 +22,15 @@ using testing::SubbufBuilder;
   return ::testing::AssertionFailure() << "errno " << r.code() << ": " << r.reason();
 }
 
+// A drain that failed with `code` and exactly `reason`.
+::testing::AssertionResult failed_with(const Result<std::size_t>& r, int code, const std::string& reason) {
+  if (r) return ::testing::AssertionFailure() << "delivered " << *r << " records instead of failing";
+  if (r.code() != code || r.reason() != reason)
+    return ::testing::AssertionFailure() << "errno " << r.code() << " \"" << r.reason() << "\", expected errno "
+                                         << code << " \"" << reason << "\"";
+  return ::testing::AssertionSuccess();
+}
+
 constexpr std::uint32_t kSubbuf = 1024;
 constexpr std::uint32_t kNr = 4;
 
@@ -320,10 +329,7 @@ TEST(MappedReader, GetReaderErrorIsReturned) {
   MappedReader r = k.reader();
   CollectSink sink;
   k.script = {{0, 0, EBUSY}};
-  Result<std::size_t> failed = r.drain(sink, 100);
-  ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.code(), EBUSY);
-  EXPECT_EQ(failed.reason(), "TRACE_MMAP_IOCTL_GET_READER: Device or resource busy");
+  EXPECT_TRUE(failed_with(r.drain(sink, 100), EBUSY, "TRACE_MMAP_IOCTL_GET_READER: Device or resource busy"));
 }
 
 TEST(MappedReader, BadReaderIdIsAnError) {
@@ -331,10 +337,7 @@ TEST(MappedReader, BadReaderIdIsAnError) {
   k.meta.reader.id = kNr;
   MappedReader r = k.reader();
   CollectSink sink;
-  Result<std::size_t> failed = r.drain(sink, 100);
-  ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.code(), EIO);
-  EXPECT_EQ(failed.reason(), "the meta page names sub-buffer 4 as the reader's, of 4");
+  EXPECT_TRUE(failed_with(r.drain(sink, 100), EIO, "the meta page names sub-buffer 4 as the reader's, of 4"));
 }
 
 // A sub-buffer whose header claims more events than it can hold is refused,
@@ -349,10 +352,7 @@ TEST(MappedReader, ASubbufItsHeaderDoesNotFitIsAnErrorThatSaysWhy) {
   k.meta.reader.id = 1;
   MappedReader r = k.reader();
   CollectSink sink;
-  Result<std::size_t> failed = r.drain(sink, 100);
-  ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.code(), EIO);
-  EXPECT_EQ(failed.reason(), "sub-buffer 1: its header says 1024 bytes of events, and it holds 1008");
+  EXPECT_TRUE(failed_with(r.drain(sink, 100), EIO, "sub-buffer 1: its header says 1024 bytes of events, and it holds 1008"));
   EXPECT_TRUE(sink.items.empty());
 }
 
