@@ -254,7 +254,7 @@ void Controller::publish_wanted() {
       std::lock_guard lock(state_mu_);
       auto users = enable_users_.find(s.dir);
       anyone = users != enable_users_.end() && !users->second.empty();
-      mine = anyone && users->second.count("stable:" + s.name);
+      mine = anyone && enabled_for(users->second, s.name);
     }
     // Its own enable, or nobody's: then the raw records still in the ring
     // are from when it was on, and a reader opened later still gets them.
@@ -287,7 +287,7 @@ int Controller::read_enable(std::size_t index, std::string& out) {
     std::lock_guard lock(state_mu_);
     auto users = enable_users_.find(s.dir);
     anyone = users != enable_users_.end() && !users->second.empty();
-    mine = anyone && users->second.count("stable:" + s.name);
+    mine = anyone && enabled_for(users->second, s.name);
   }
   // On in the kernel with nobody's enable: left on by a removed trigger.
   bool left_on = !anyone && k.rfind("1", 0) == 0;
@@ -302,36 +302,68 @@ static bool parse_bool(std::string_view data, bool& on) {
   return true;
 }
 
-int Controller::write_enable(std::size_t index, std::string_view data) {
+bool Controller::enabled_for(const std::set<std::string>& users, const std::string& name) {
+  const std::string own = "stable:" + name;
+  auto it = users.lower_bound(own);  // its own enable, then its holds ("stable:<name>#<n>")
+  return it != users.end() && (*it == own || it->rfind(own + "#", 0) == 0);
+}
+
+int Controller::enable_write(const std::string& where, const std::string& dir, const std::string& user,
+                             std::string_view data, Hold* held) {
+  if (int e = check_size(where, data)) return e;
+  const bool hold = trimmed(data) == "hold";
+  bool on = true;
+  if (!hold && !parse_bool(data, on))
+    return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable, hold to enable while open",
+                  shown(data), 0);
+  if (hold && !held)
+    return refuse(where, EINVAL, "hold needs an open file to last as long as", shown(data), 0);
+  if (hold && *held) return 0;  // this open holds it already
+  std::string as = user;
+  if (hold) {
+    std::lock_guard lock(state_mu_);
+    as += fmt::format("#{}", ++next_hold_);
+  }
+  if (KernelStatus set = set_enabled(dir, as, on); !set)
+    return kernel_refused(where, set.error(), shown(data), nullptr, 0);
+  if (hold) *held = std::make_unique<EnableHold>(*this, dir, as);
+  return 0;
+}
+
+void Controller::end_hold(const std::string& dir, const std::string& user) {
+  EventLocks locks(*this, {dir});
+  PublishOnExit publish{*this};
+  if (KernelStatus off = set_enabled(dir, user, false); !off)
+    log_.add_failure("enable", fmt::format("{}: the end of a hold could not disable it: {}", dir.substr(7),
+                                           off.error().reason));
+}
+
+int Controller::write_enable(std::size_t index, std::string_view data, Hold* held) {
   const Stable& s = stable_.at(index);
   EventLocks locks(*this, {s.dir});
   PublishOnExit publish{*this};
   std::string where = s.name + "/enable";
-  if (int e = check_size(where, data)) return e;
-  bool on;
-  if (!parse_bool(data, on)) return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable", shown(data), 0);
   if (s.always_on) {
-    if (on) return 0;
+    if (int e = check_size(where, data)) return e;
+    bool on = true;
+    if (trimmed(data) != "hold" && !parse_bool(data, on))
+      return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable, hold to enable while open",
+                    shown(data), 0);
+    if (on) return 0;  // on for good
     return refuse(where, EINVAL,
                   fmt::format("{}:{} is always recorded: the kernel has no switch for it",
                               s.binding->raw.system, s.binding->raw.name),
                   shown(data), 0);
   }
-  if (KernelStatus set = set_enabled(s.dir, "stable:" + s.name, on); !set)
-    return kernel_refused(where, set.error(), shown(data), nullptr, 0);
-  return 0;
+  return enable_write(where, s.dir, "stable:" + s.name, data, held);
 }
 
-int Controller::write_raw_enable(const std::string& system, const std::string& event, std::string_view data) {
-  EventLocks locks(*this, {raw_dir(system, event)});
+int Controller::write_raw_enable(const std::string& system, const std::string& event, std::string_view data,
+                                 Hold* held) {
+  const std::string dir = raw_dir(system, event);
+  EventLocks locks(*this, {dir});
   PublishOnExit publish{*this};
-  std::string where = fmt::format("raw/{}/{}/enable", system, event);
-  if (int e = check_size(where, data)) return e;
-  bool on;
-  if (!parse_bool(data, on)) return refuse(where, EINVAL, "Invalid value: write 1 to enable, 0 to disable", shown(data), 0);
-  if (KernelStatus set = set_enabled(raw_dir(system, event), "raw", on); !set)
-    return kernel_refused(where, set.error(), shown(data), nullptr, 0);
-  return 0;
+  return enable_write(fmt::format("raw/{}/{}/enable", system, event), dir, "raw", data, held);
 }
 
 // ---- filter

@@ -44,9 +44,18 @@ class Controller {
   Controller(const InstanceFiles& files, const Tracefs& tracefs, const Resolution& resolution,
              WantedEvents* wanted = nullptr);
 
-  // Stable event `index` (into resolution.available).
+  // A held enable (eventfs(5), "enable"): the event it holds stays enabled
+  // until the hold is destroyed, whatever other users write meanwhile. Made
+  // by a write of "hold" through an open file, which keeps it until it is
+  // released.
+  class EnableHold;
+  using Hold = std::unique_ptr<EnableHold>;
+
+  // Stable event `index` (into resolution.available). A write of "hold"
+  // puts a hold in `held` (if it has none yet; without `held`, "hold" is
+  // refused).
   int read_enable(std::size_t index, std::string& out);
-  int write_enable(std::size_t index, std::string_view data);
+  int write_enable(std::size_t index, std::string_view data, Hold* held = nullptr);
   int read_filter(std::size_t index, std::string& out);
   int write_filter(std::size_t index, std::string_view data);
   int read_trigger(std::size_t index, std::string& out);
@@ -54,7 +63,8 @@ class Controller {
 
   // raw/<system>/<event>/{enable,filter,trigger}: the kernel's names as they are.
   int read_raw(const std::string& system, const std::string& event, const std::string& file, std::string& out);
-  int write_raw_enable(const std::string& system, const std::string& event, std::string_view data);
+  int write_raw_enable(const std::string& system, const std::string& event, std::string_view data,
+                       Hold* held = nullptr);
   int write_raw_filter(const std::string& system, const std::string& event, std::string_view data);
   int write_raw_trigger(const std::string& system, const std::string& event, std::string_view data);
 
@@ -161,6 +171,16 @@ class Controller {
   // 0, or EINVAL (logged) for a write of a page or more.
   int check_size(const std::string& where, std::string_view data);
   KernelStatus set_enabled(const std::string& dir, const std::string& user, bool on);
+  // Enables or holds `dir` for `user` ("stable:<name>", "raw"; a hold adds
+  // "#<n>"), as write_enable() and write_raw_enable() were asked; the caller
+  // holds the event lock.
+  int enable_write(const std::string& where, const std::string& dir, const std::string& user, std::string_view data,
+                   Hold* held);
+  // Ends a hold (from its destructor).
+  void end_hold(const std::string& dir, const std::string& user);
+  // Whether `users` (of one raw event) enable it for stable event `name`:
+  // its own enable or a hold through its file.
+  static bool enabled_for(const std::set<std::string>& users, const std::string& name);
   // Recomputes `wanted_` from the users and the kernel's soft-mode marks.
   void publish_wanted();
   struct PublishOnExit {
@@ -249,6 +269,7 @@ class Controller {
   mutable std::mutex state_mu_;  // what follows
   std::map<std::string, std::unique_ptr<std::mutex>> event_locks_;  // by raw event dir
   std::map<std::string, std::set<std::string>> enable_users_;  // dir -> users
+  unsigned long next_hold_ = 0;
   std::map<AppliedKey, Applied> applied_;
   struct AppliedFilter {
     std::string raw, stable;
@@ -264,6 +285,19 @@ class Controller {
   // current until they are recorded), whole for a change of values.
   std::shared_mutex variables_mu_;
   ErrorLog log_;
+};
+
+class Controller::EnableHold {
+ public:
+  EnableHold(Controller& c, std::string dir, std::string user)
+      : c_(c), dir_(std::move(dir)), user_(std::move(user)) {}
+  ~EnableHold() { c_.end_hold(dir_, user_); }
+  EnableHold(const EnableHold&) = delete;
+  EnableHold& operator=(const EnableHold&) = delete;
+
+ private:
+  Controller& c_;
+  std::string dir_, user_;
 };
 
 // Sets up the field renaming of one stable event (exposed for tests).

@@ -57,7 +57,8 @@ class ConstantOpen final : public OpenFile {
 // the kept text under the same lock.
 class ControlOpen final : public OpenFile {
  public:
-  ControlOpen(const ControlFile::Reader& r, const ControlFile::Writer& w) : reader_(r), writer_(w) {}
+  ControlOpen(const ControlFile::Reader& r, const ControlFile::Writer& w, const ControlFile::HoldingWriter& hw)
+      : reader_(r), writer_(w), holding_writer_(hw) {}
   int read(std::uint64_t offset, std::size_t count, std::string& out) override {
     std::lock_guard lock(mu_);
     if (offset == 0 || !have_) {
@@ -70,8 +71,13 @@ class ControlOpen final : public OpenFile {
     return 0;
   }
   int write(std::string_view data, std::uint64_t, std::size_t& written) override {
-    if (!writer_) return EINVAL;
-    if (int e = writer_(data)) return e;
+    if (holding_writer_) {
+      std::lock_guard lock(hold_mu_);
+      if (int e = holding_writer_(data, held_)) return e;
+    } else {
+      if (!writer_) return EINVAL;
+      if (int e = writer_(data)) return e;
+    }
     written = data.size();
     return 0;
   }
@@ -79,6 +85,9 @@ class ControlOpen final : public OpenFile {
  private:
   const ControlFile::Reader& reader_;
   const ControlFile::Writer& writer_;
+  const ControlFile::HoldingWriter& holding_writer_;
+  std::mutex hold_mu_;  // one write at a time may fill held_
+  std::unique_ptr<OpenHold> held_;  // guarded by hold_mu_; ends with the open
   std::mutex mu_;
   std::string text_;  // guarded by mu_
   bool have_ = false;  // guarded by mu_
@@ -93,7 +102,7 @@ int ConstantFile::open(int, std::unique_ptr<OpenFile>& out) {
 
 int ControlFile::open(int flags, std::unique_ptr<OpenFile>& out) {
   if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && truncator_) truncator_();
-  out = std::make_unique<ControlOpen>(reader_, writer_);
+  out = std::make_unique<ControlOpen>(reader_, writer_, holding_writer_);
   return 0;
 }
 

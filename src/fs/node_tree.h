@@ -118,15 +118,30 @@ class ConstantFile final : public FileBehaviour {
   int error_ = 0;
 };
 
+// What a write left with one open of a control file (a held enable): kept
+// until the open is released, then destroyed.
+class OpenHold {
+ public:
+  virtual ~OpenHold() = default;
+};
+
 // A control file: its text is generated when a reader starts at offset 0 (as
 // seq_file does), and each write(2) is one command.
 class ControlFile final : public FileBehaviour {
  public:
   using Reader = std::function<int(std::string& out)>;
   using Writer = std::function<int(std::string_view data)>;
+  // A writer that may leave a hold with the open it was written through
+  // (`held` is that open's, empty until a write fills it).
+  using HoldingWriter = std::function<int(std::string_view data, std::unique_ptr<OpenHold>& held)>;
   using Truncator = std::function<void()>;
   ControlFile(Reader r, Writer w, Truncator t = nullptr)
       : reader_(std::move(r)), writer_(std::move(w)), truncator_(std::move(t)) {}
+  static std::shared_ptr<ControlFile> with_holds(Reader r, HoldingWriter w) {
+    auto f = std::make_shared<ControlFile>(std::move(r), nullptr);
+    f->holding_writer_ = std::move(w);
+    return f;
+  }
   bool immutable() const override { return false; }
   int size(std::uint64_t& out) override {
     out = 0;
@@ -137,6 +152,7 @@ class ControlFile final : public FileBehaviour {
  private:
   Reader reader_;
   Writer writer_;
+  HoldingWriter holding_writer_;
   Truncator truncator_;
 };
 

@@ -78,6 +78,27 @@ std::shared_ptr<FileBehaviour> control_file(ControlFile::Reader r, ControlFile::
   return std::make_shared<ControlFile>(std::move(r), std::move(w));
 }
 
+// The controller's held enable, kept by the open file it was written through.
+struct HeldEnable final : OpenHold {
+  Controller::Hold hold;
+};
+
+// An `enable` file: `write(data, hold)` is the controller's write, given the
+// open's hold to fill.
+template <typename Write>
+std::shared_ptr<FileBehaviour> enable_file(ControlFile::Reader r, Write write) {
+  return ControlFile::with_holds(std::move(r), [write](std::string_view d, std::unique_ptr<OpenHold>& held) {
+    Controller::Hold hold;
+    if (int e = write(d, &hold)) return e;
+    if (hold) {
+      auto h = std::make_unique<HeldEnable>();
+      h->hold = std::move(hold);
+      held = std::move(h);
+    }
+    return 0;
+  });
+}
+
 void add_raw_event_dir(NodeTree& tree, Node& sys_dir, const Tracefs& tracefs, Controller* c,
                        const std::string& system, const std::string& event) {
   Node& ev_dir = tree.add_dir(sys_dir, event);
@@ -97,8 +118,8 @@ void add_raw_event_dir(NodeTree& tree, Node& sys_dir, const Tracefs& tracefs, Co
   auto has = [&](const char* file) { return tracefs.has_event_file(system, event, file); };
   if (has("enable"))
     tree.add_file(ev_dir, "enable", NodeTree::kReadWriteMode,
-                  control_file(reader("enable"), [c, system, event](std::string_view d) {
-                    return c->write_raw_enable(system, event, d);
+                  enable_file(reader("enable"), [c, system, event](std::string_view d, Controller::Hold* hold) {
+                    return c->write_raw_enable(system, event, d, hold);
                   }));
   if (has("filter"))
     tree.add_file(ev_dir, "filter", NodeTree::kReadWriteMode,
@@ -127,8 +148,8 @@ void add_raw_mirror(NodeTree& tree, const Tracefs& tracefs, Controller* c) {
 void add_stable_controls(NodeTree& tree, Node& dir, const Tracefs& tracefs, const RawEvent& raw, Controller& c,
                          std::size_t i) {
   tree.add_file(dir, "enable", NodeTree::kReadWriteMode,
-                control_file([&c, i](std::string& out) { return c.read_enable(i, out); },
-                             [&c, i](std::string_view d) { return c.write_enable(i, d); }));
+                enable_file([&c, i](std::string& out) { return c.read_enable(i, out); },
+                            [&c, i](std::string_view d, Controller::Hold* hold) { return c.write_enable(i, d, hold); }));
   if (tracefs.has_event_file(raw.system, raw.name, "filter"))
     tree.add_file(dir, "filter", NodeTree::kReadWriteMode,
                   control_file([&c, i](std::string& out) { return c.read_filter(i, out); },
