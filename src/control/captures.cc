@@ -1,10 +1,14 @@
 #include "control/captures.h"
 
+#include <dirent.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -24,42 +28,84 @@ struct InstanceCaptures::Armed {
   std::vector<std::unique_ptr<CpuRing>> rings;
   std::vector<bool> failed;  // by ring: its drain failed; no longer polled
   std::string event_dir;     // events/<system>/<event>
+  std::string filter;        // what the kernel filters the event with ("" for none)
 };
 
 namespace {
 
-// Takes the saved field out of each record of the one event enabled.
+// Takes the saved field out of each record of the one event enabled, but
+// not of a record that names one of the daemon's own threads (the kernel
+// filter leaves those out too, once it knows the thread).
 class FieldSink final : public RingSink {
  public:
-  FieldSink(const RawField& f, std::vector<std::pair<std::int64_t, std::uint64_t>>& out) : f_(f), out_(out) {}
+  FieldSink(const CaptureSpec& spec, const std::vector<int>& own,
+            std::vector<std::pair<std::int64_t, std::uint64_t>>& out)
+      : spec_(spec), own_(own), out_(out) {}
   void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
-    if (f_.offset + f_.size > len) return;
-    out_.emplace_back(integer_from_bytes(raw + f_.offset, f_.size, f_.is_signed), ts);
+    const RawField& f = spec_.field;
+    if (f.offset + f.size > len) return;
+    for (const RawField& t : spec_.task_fields) {
+      if (t.offset + t.size > len) return;
+      const auto tid = integer_from_bytes(raw + t.offset, t.size, t.is_signed);
+      if (std::binary_search(own_.begin(), own_.end(), tid)) return;
+    }
+    out_.emplace_back(integer_from_bytes(raw + f.offset, f.size, f.is_signed), ts);
   }
   void lost(std::uint64_t, std::uint64_t, bool) override {}
 
  private:
-  const RawField& f_;
+  const CaptureSpec& spec_;
+  const std::vector<int>& own_;
   std::vector<std::pair<std::int64_t, std::uint64_t>>& out_;
 };
 
 }  // namespace
 
-InstanceCaptures::InstanceCaptures(std::string root, std::string base, CaptureSink sink)
-    : root_(std::move(root)), base_(std::move(base)), sink_(std::move(sink)) {
+std::vector<int> own_thread_ids() {
+  std::vector<int> tids;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(std::atoi(e->d_name));
+    ::closedir(d);
+  }
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+std::string capture_filter(const std::string& condition, const std::vector<RawField>& fields,
+                           const std::vector<int>& tids) {
+  std::string out;
+  for (const RawField& f : fields)
+    for (int tid : tids) out += fmt::format("{}{} != {}", out.empty() ? "" : " && ", f.name, tid);
+  if (condition.empty()) return out;
+  if (out.empty()) return condition;
+  return "(" + condition + ") && " + out;
+}
+
+InstanceCaptures::InstanceCaptures(std::string root, std::string base, CaptureSink sink, CaptureProblem problem)
+    : root_(std::move(root)), base_(std::move(base)), sink_(std::move(sink)), problem_(std::move(problem)) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  thread_ = std::thread([this] { run(); });
 }
 
 InstanceCaptures::~InstanceCaptures() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  wake();
-  thread_.join();
+  stop();
   armed_.clear();  // each instance is removed with it
   if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void InstanceCaptures::request_stop() {
+  stop_ = true;
+  wake();
+}
+
+void InstanceCaptures::stop() {
+  request_stop();
+  std::thread running;
+  {
+    std::lock_guard lock(mu_);  // (arm() starts the thread under it, never once stopping)
+    running = std::move(thread_);
+  }
+  if (running.joinable()) running.join();
 }
 
 void InstanceCaptures::remove_stale(const std::string& root, const std::string& base) {
@@ -75,8 +121,28 @@ void InstanceCaptures::wake() {
   }
 }
 
+Status InstanceCaptures::apply_filter(Armed& a) {
+  const std::string filter = capture_filter(a.spec.raw_filter, a.spec.task_fields, own_threads_);
+  if (filter == a.filter) return {};
+  Status set = a.instance->write(a.event_dir + "/filter", filter.empty() ? "0" : filter);
+  if (!set) return set;
+  a.filter = filter;
+  return {};
+}
+
+void InstanceCaptures::follow_own_threads() {
+  std::vector<int> now = own_thread_ids();
+  if (now == own_threads_) return;
+  own_threads_ = std::move(now);
+  for (auto& [id, a] : armed_)
+    if (Status set = apply_filter(*a); !set && problem_)
+      problem_(fmt::format("save:{} on {}:{}: the kernel refused the filter leaving eventfs's threads out: {}",
+                           a->spec.variable, a->spec.system, a->spec.event, std::strerror(set.code())));
+}
+
 Result<int> InstanceCaptures::arm(const CaptureSpec& spec) {
   std::lock_guard lock(mu_);
+  if (stop_) return fail(ESHUTDOWN, "eventfs is stopping");
   if (armed_.size() >= kMaxCaptures)
     return fail(ENOSPC, fmt::format("Too many save triggers (the limit is {})", kMaxCaptures));
   const int id = next_id_++;
@@ -94,9 +160,10 @@ Result<int> InstanceCaptures::arm(const CaptureSpec& spec) {
   (void)in.write("buffer_percent", "0");
   (void)in.write("trace_clock", "mono");
   (void)in.disable_option("block");
-  if (!spec.raw_filter.empty())
-    if (Status set = in.write(a->event_dir + "/filter", spec.raw_filter); !set)
-      return fail(set.code(), fmt::format("the kernel refused the save's condition: {}", std::strerror(set.code())));
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  own_threads_ = own_thread_ids();  // (the capture thread among them)
+  if (Status set = apply_filter(*a); !set)
+    return fail(set.code(), fmt::format("the kernel refused the save's condition: {}", std::strerror(set.code())));
   for (int cpu = 0; cpu < in.cpus(); ++cpu) {
     auto ring = open_cpu_ring(RingFiles(in.path()), cpu, ReaderMode::Read);
     if (!ring) return fail(EIO, ring.reason());
@@ -130,10 +197,12 @@ Status InstanceCaptures::refilter(int id, const std::string& raw_filter) {
   auto it = armed_.find(id);
   if (it == armed_.end()) return fail(ENOENT, fmt::format("no save {}", id));
   Armed& a = *it->second;
-  Status set = a.instance->write(a.event_dir + "/filter", raw_filter.empty() ? "0" : raw_filter);
-  if (!set)
-    return fail(set.code(), fmt::format("the kernel refused the save's new condition: {}", std::strerror(set.code())));
+  const std::string was = a.spec.raw_filter;
   a.spec.raw_filter = raw_filter;
+  if (Status set = apply_filter(a); !set) {
+    a.spec.raw_filter = was;
+    return fail(set.code(), fmt::format("the kernel refused the save's new condition: {}", std::strerror(set.code())));
+  }
   return {};
 }
 
@@ -144,16 +213,27 @@ std::optional<std::uint64_t> InstanceCaptures::remaining(int id) const {
   return it->second->spec.count;
 }
 
+void InstanceCaptures::pause(int ms) {
+  pollfd wake{wake_fd_, POLLIN, 0};
+  if (::poll(&wake, 1, ms) > 0) {
+    std::uint64_t n;
+    (void)!read(wake_fd_, &n, sizeof n);
+  }
+}
+
 void InstanceCaptures::run() {
+  pthread_setname_np(pthread_self(), "eventfs-capture");
   std::vector<pollfd> fds;
   std::vector<std::pair<int, std::size_t>> owners;  // (capture id, ring index) per fds[i > 0]
   std::vector<std::pair<std::int64_t, std::uint64_t>> values;
-  while (true) {
+  std::vector<Captured> batch;
+  std::vector<std::string> problems;
+  const std::function<bool()> stopping = [this] { return stop_.load(); };
+  while (!stop_) {
     fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
     owners.clear();
     {
       std::lock_guard lock(mu_);
-      if (stop_) return;
       for (const auto& [id, a] : armed_)
         for (std::size_t r = 0; r < a->rings.size(); ++r) {
           if (a->failed[r]) continue;
@@ -162,38 +242,51 @@ void InstanceCaptures::run() {
         }
     }
     if (poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    if (stop_) return;
     if (fds[0].revents) {
       std::uint64_t n;
       (void)!read(wake_fd_, &n, sizeof n);
       continue;  // the set may have changed
     }
-    struct Taken {
-      std::string variable;
-      std::int64_t value;
-      std::uint64_t ts;
-    };
-    std::vector<Taken> taken;
+    batch.clear();
+    problems.clear();
     {
       std::lock_guard lock(mu_);
+      follow_own_threads();
       for (std::size_t i = 1; i < fds.size(); ++i) {
         if (!fds[i].revents) continue;
         auto it = armed_.find(owners[i - 1].first);
         if (it == armed_.end()) continue;
         Armed& a = *it->second;
         values.clear();
-        FieldSink sink(a.spec.field, values);
+        FieldSink sink(a.spec, own_threads_, values);
         const std::size_t r = owners[i - 1].second;
         Result<std::size_t> n = a.rings[r]->drain(sink, 256);
-        while (n && *n == 256) n = a.rings[r]->drain(sink, 256);
-        if (!n || (fds[i].revents & (POLLERR | POLLNVAL))) a.failed[r] = true;
+        for (std::size_t taken = n ? *n : 0; n && *n == 256 && taken < kMaxRecordsPerRing; taken += *n)
+          n = a.rings[r]->drain(sink, 256);
+        if (!n || (fds[i].revents & (POLLERR | POLLNVAL))) {
+          a.failed[r] = true;
+          problems.push_back(fmt::format("save:{} on {}:{}: stopped reading CPU {}: {}", a.spec.variable,
+                                         a.spec.system, a.spec.event, r,
+                                         n ? "the ring's descriptor failed" : n.reason()));
+        }
         for (const auto& [v, ts] : values) {
           if (a.spec.count && *a.spec.count == 0) break;
-          taken.push_back({a.spec.variable, v, ts});
+          auto same = std::find_if(batch.begin(), batch.end(),
+                                   [&](const Captured& c) { return c.variable == a.spec.variable; });
+          if (same == batch.end())
+            batch.push_back({a.spec.variable, v, ts});
+          else if (ts >= same->ts)
+            *same = {a.spec.variable, v, ts};
           if (a.spec.count && --*a.spec.count == 0) (void)a.instance->write(a.event_dir + "/enable", "0");
         }
       }
     }
-    for (const auto& t : taken) sink_(t.variable, t.value, t.ts);
+    if (problem_)
+      for (const auto& why : problems) problem_(why);
+    if (batch.empty()) continue;
+    sink_(batch, stopping);
+    pause(kMinBatchIntervalMs);  // what comes meanwhile makes the next batch
   }
 }
 

@@ -8,6 +8,7 @@
 // enabled it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "error/result.h"
 #include "format/raw_event.h"
@@ -28,6 +30,16 @@ struct CaptureSpec {
   std::string variable;
   RawField field;             // an integer of 1, 2, 4 or 8 bytes
   std::optional<std::uint64_t> count;  // captures left; none: unlimited
+  // The event's task fields (pid_t, common_pid among them): a record that
+  // names one of the daemon's own threads in any of them is not captured.
+  std::vector<RawField> task_fields;
+};
+
+// One captured value: the last one of its variable in a batch.
+struct Captured {
+  std::string variable;
+  std::int64_t value;
+  std::uint64_t ts;  // the record's time stamp
 };
 
 class CaptureEngine {
@@ -42,18 +54,35 @@ class CaptureEngine {
   virtual std::optional<std::uint64_t> remaining(int id) const = 0;
 };
 
-// Told of each capture, outside the engine's locks: the variable, the value
-// and the record's time stamp (CLOCK_MONOTONIC nanoseconds: the capture
-// instances use the kernel's "mono" trace clock).
-using CaptureSink = std::function<void(const std::string& variable, std::int64_t value, std::uint64_t ts)>;
+// Told of the captures of one batch, outside the engine's locks: the last
+// value of each variable captured in it, with its record's time stamp
+// (CLOCK_MONOTONIC nanoseconds: the capture instances use the kernel's
+// "mono" trace clock). `stopping()` turns true when the engine is asked to
+// stop: what the sink still has to do for the batch can be left undone.
+using CaptureSink = std::function<void(const std::vector<Captured>& batch, const std::function<bool()>& stopping)>;
+// Told why a capture stopped (its ring failed), outside the engine's locks.
+using CaptureProblem = std::function<void(const std::string& why)>;
 
 class InstanceCaptures final : public CaptureEngine {
  public:
   static constexpr std::size_t kMaxCaptures = 16;
+  // A batch is delivered at most this often: records that come meanwhile
+  // wait in the rings and make one batch.
+  static constexpr int kMinBatchIntervalMs = 5;
+  // Records taken from one ring in one batch, at most: a ring that fills
+  // faster than this is overwritten (its oldest records go; a batch keeps
+  // only the last value of each variable anyway).
+  static constexpr std::size_t kMaxRecordsPerRing = 4096;
 
-  // `root` is the tracefs, `base` the daemon's instance name.
-  InstanceCaptures(std::string root, std::string base, CaptureSink sink);
-  ~InstanceCaptures() override;  // disarms every capture and removes its instance
+  // `root` is the tracefs, `base` the daemon's instance name. The thread
+  // starts with the first capture armed.
+  InstanceCaptures(std::string root, std::string base, CaptureSink sink, CaptureProblem problem = nullptr);
+  ~InstanceCaptures() override;  // stops, then disarms every capture and removes its instance
+  // Asks the thread to stop (the batch being delivered is told through
+  // `stopping`) without waiting for it: the first step of a shutdown.
+  void request_stop();
+  // Stops and waits for the thread: at most the kernel write under way.
+  void stop();
   InstanceCaptures(const InstanceCaptures&) = delete;
   InstanceCaptures& operator=(const InstanceCaptures&) = delete;
 
@@ -71,15 +100,31 @@ class InstanceCaptures final : public CaptureEngine {
   struct Armed;
   void run();
   void wake();
+  // Waits for the wake descriptor for at most `ms` (-1: no limit) or until stopped.
+  void pause(int ms);
+  // The daemon's threads now; when they changed, every armed capture's
+  // kernel filter is rewritten to leave them out (mu_ held).
+  void follow_own_threads();
+  Status apply_filter(Armed& a);  // mu_ held
 
   std::string root_, base_;
   CaptureSink sink_;
+  CaptureProblem problem_;
   mutable std::mutex mu_;
   std::map<int, std::unique_ptr<Armed>> armed_;  // guarded by mu_
   int next_id_ = 1;                               // guarded by mu_
-  bool stop_ = false;                             // guarded by mu_
+  std::vector<int> own_threads_;                  // guarded by mu_; sorted
+  std::atomic<bool> stop_{false};
   int wake_fd_ = -1;
-  std::thread thread_;
+  std::thread thread_;  // started by the first arm() (under mu_)
 };
+
+// The kernel filter that leaves records naming one of `tids` in any of
+// `fields` out, joined with `condition` (may be ""): what a capture's
+// instance filters its event with. "" when there is nothing to filter.
+std::string capture_filter(const std::string& condition, const std::vector<RawField>& fields,
+                           const std::vector<int>& tids);
+// The threads of this process, sorted.
+std::vector<int> own_thread_ids();
 
 }  // namespace eventfs

@@ -60,6 +60,14 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// The variables a write's save: commands set (and so declare).
+std::set<std::string> declared_by_saves(const std::vector<TriggerCommand>& commands) {
+  std::set<std::string> out;
+  for (const auto& t : commands)
+    if (t.is_save() && !t.remove) out.insert(t.save_variable());
+  return out;
+}
+
 }  // namespace
 
 FilterFieldMap filter_fields_of(const Binding& b) {
@@ -650,7 +658,7 @@ int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std:
   c.filter_pos = t.filter_pos;
   c.command_pos = t.command_pos - (t.remove ? 1 : 0);
   if (t.has_filter) {
-    auto translated = condition_to_raw(t.filter, &s);
+    auto translated = condition_to_raw(t.filter, &s, plan.declared);
     if (!translated)
       return refuse(where, EINVAL, translated.error().message, text, t.filter_pos + translated.error().pos);
     c.filter = std::move(translated).value();
@@ -679,7 +687,7 @@ int Controller::plan_raw(const std::string& dir, const TriggerCommand& t, const 
   c.filter_pos = t.filter_pos;
   std::string raw_filter = t.filter;
   if (t.has_filter && t.command.find("hist") == std::string::npos) {
-    auto translated = condition_to_raw(t.filter, nullptr);
+    auto translated = condition_to_raw(t.filter, nullptr, plan.declared);
     if (!translated)
       return refuse(where, EINVAL, translated.error().message, text, t.filter_pos + translated.error().pos);
     c.filter = std::move(translated).value();
@@ -729,6 +737,7 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
   const std::vector<TriggerCommand>& commands = *parsed;
   Plan plan;
   plan.dirs.push_back(s.dir);
+  plan.declared = declared_by_saves(commands);
   for (const auto& t : commands)
     if (int e = plan_stable(s, t, where, text, plan)) return e;
   EventLocks locks(*this, plan.dirs);
@@ -765,6 +774,7 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   const std::string dir = raw_dir(system, event);
   Plan plan;
   plan.dirs.push_back(dir);
+  plan.declared = declared_by_saves(commands);
   for (const auto& t : commands)
     if (int e = plan_raw(dir, t, where, text, plan)) return e;
   EventLocks locks(*this, plan.dirs);
@@ -868,8 +878,10 @@ VariableValues Controller::variables_now() const {
   return variables_;
 }
 
-FilterResult Controller::condition_to_raw(const std::string& text, const Stable* names) const {
-  const VariableValues vars = variables_now();
+FilterResult Controller::condition_to_raw(const std::string& text, const Stable* names,
+                                          const std::set<std::string>& declared) const {
+  VariableValues vars = variables_now();
+  for (const auto& name : declared) vars.try_emplace(name);
   // A raw condition without variables goes to the kernel as it was written.
   if (!names && !names_a_variable(text, vars)) {
     TranslatedFilter out;
@@ -945,7 +957,7 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const std::s
     return refuse(where, EINVAL, fmt::format("save takes an integer field; '{}' is not one", sv.field), text, field_pos);
   if (t.count) sv.spec.count = std::stoull(*t.count);
   if (t.has_filter) {
-    auto translated = condition_to_raw(t.filter, s);
+    auto translated = condition_to_raw(t.filter, s, plan.declared);
     if (!translated)
       return refuse(where, EINVAL, translated.error().message, text, t.filter_pos + translated.error().pos);
     const TranslatedFilter& tf = *translated;
@@ -957,6 +969,10 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const std::s
   sv.spec.event = raw.name;
   sv.spec.variable = sv.variable;
   sv.spec.field = *f;
+  for (const RawField& task : raw.common_fields)
+    if (task.name == "common_pid") sv.spec.task_fields.push_back(task);
+  for (const RawField& task : raw.fields)
+    if (task.elem_type == "pid_t" && task.shape == FieldShape::Scalar) sv.spec.task_fields.push_back(task);
   {
     std::lock_guard lock(state_mu_);
     if (!variables_.count(sv.variable) && variables_.size() >= kMaxVariables)
@@ -1062,22 +1078,34 @@ Controller::KernelStatus Controller::rewrite_trigger(const std::string& dir, con
   return refusal(ENOENT);  // removed behind eventfs's back (through the instance itself)
 }
 
-std::string Controller::reapply(const std::set<std::string>& changed) {
+std::string Controller::reapply(const std::set<std::string>& changed, const std::function<bool()>& stopping) {
   auto touches = [&](const std::set<std::string>& names) {
     return std::any_of(changed.begin(), changed.end(), [&](const std::string& n) { return names.count(n) > 0; });
   };
-  std::vector<VarUse> uses;
-  std::vector<ArmedSave> saves;
+  std::lock_guard rewriting(rewrite_mu_);
+  std::vector<std::pair<std::string, std::string>> uses;  // (dir, identity)
+  std::vector<int> saves;
   {
     std::lock_guard lock(state_mu_);
     for (const auto& u : var_uses_)
-      if (touches(u.variables)) uses.push_back(u);
+      if (touches(u.variables)) uses.emplace_back(u.dir, u.identity);
     for (const auto& sv : saves_)
-      if (touches(sv.variables)) saves.push_back(sv);
+      if (touches(sv.variables)) saves.push_back(sv.id);
   }
   std::string first_error;
-  for (const auto& u : uses) {
-    EventLocks locks(*this, {u.dir});
+  for (const auto& [dir, identity] : uses) {
+    if (stopping && stopping()) return first_error;
+    EventLocks locks(*this, {dir});
+    // The use as it is now: a write to the event may have changed or
+    // removed it since, translated with the values of its own moment.
+    std::optional<VarUse> now;
+    {
+      std::lock_guard lock(state_mu_);
+      for (const auto& u : var_uses_)
+        if (u.dir == dir && u.identity == identity) now = u;
+    }
+    if (!now) continue;
+    const VarUse& u = *now;
     auto translated = condition_to_raw(u.text, u.names);
     if (!translated || translated->raw == u.raw) continue;
     const TranslatedFilter& tf = *translated;
@@ -1097,24 +1125,39 @@ std::string Controller::reapply(const std::set<std::string>& changed) {
       applied_[{u.dir, u.identity, tf.raw}] = a;
     }
   }
-  for (const auto& sv : saves) {
-    auto translated = condition_to_raw(sv.condition, sv.names);
-    if (!translated || !captures_) continue;
-    if (Status set = captures_->refilter(sv.id, translated->raw); !set && first_error.empty()) first_error = set.reason();
+  for (int id : saves) {
+    if (stopping && stopping()) return first_error;
+    std::optional<ArmedSave> sv;
+    {
+      std::lock_guard lock(state_mu_);
+      for (const auto& a : saves_)
+        if (a.id == id) sv = a;
+    }
+    if (!sv || !captures_) continue;
+    auto translated = condition_to_raw(sv->condition, sv->names);
+    if (!translated) continue;
+    if (Status set = captures_->refilter(id, translated->raw); !set && first_error.empty()) first_error = set.reason();
   }
   return first_error;
 }
 
-void Controller::captured(const std::string& variable, std::int64_t value) {
-  std::unique_lock one(variables_mu_);
+void Controller::captured(const std::vector<Captured>& batch, const std::function<bool()>& stopping) {
+  std::set<std::string> changed;
+  std::string values;
   {
+    std::unique_lock one(variables_mu_);
     std::lock_guard lock(state_mu_);
-    auto it = variables_.find(variable);
-    if (it == variables_.end() || it->second == value) return;
-    it->second = value;
+    for (const auto& c : batch) {
+      auto it = variables_.find(c.variable);
+      if (it == variables_.end() || it->second == c.value) continue;
+      it->second = c.value;
+      changed.insert(c.variable);
+      values += fmt::format("{}{}={}", values.empty() ? "" : " ", c.variable, c.value);
+    }
   }
-  if (std::string e = reapply({variable}); !e.empty())
-    log_.add_failure("variables", fmt::format("{}={} (captured): {}", variable, value, e));
+  if (changed.empty()) return;
+  if (std::string e = reapply(changed, stopping); !e.empty())
+    log_.add_failure("variables", fmt::format("{} (captured): {}", values, e));
 }
 
 int Controller::read_variables(std::string& out) {
@@ -1164,11 +1207,16 @@ int Controller::write_variables(std::string_view data) {
     std::lock_guard lock(state_mu_);
     variables_ = after;
   }
+  one.unlock();  // the rewrites go event by event, without holding up writes to other events
   if (std::string e = reapply(changed); !e.empty()) {
+    one.lock();
     {
       std::lock_guard lock(state_mu_);
-      variables_ = before;
+      for (const auto& name : changed)  // (what a capture changed meanwhile stays)
+        if (auto was = before.find(name); was != before.end() && variables_.count(name) && variables_[name] == after[name])
+          variables_[name] = was->second;
     }
+    one.unlock();
     reapply(changed);
     return refuse(where, EINVAL, "the kernel refused a condition with the new value: " + e, text, 0);
   }

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -78,8 +79,9 @@ class Controller {
   // Where save: triggers are carried out; without one they are refused.
   // Set before the mount is served.
   void set_captures(CaptureEngine* captures) { captures_ = captures; }
-  // A save: trigger's capture (from the capture engine's thread).
-  void captured(const std::string& variable, std::int64_t value);
+  // A batch of save: triggers' captures (from the capture engine's thread):
+  // the values change, then what names them is rewritten until `stopping()`.
+  void captured(const std::vector<Captured>& batch, const std::function<bool()>& stopping);
 
   ErrorLog& error_log() { return log_; }
   const std::vector<std::string>& available_triggers() const { return available_; }
@@ -137,6 +139,9 @@ class Controller {
     std::vector<KernelWrite> writes;
     std::vector<std::string> dirs;  // every event the write may change
     std::vector<Record> records;
+    // Variables the write's own save: commands declare: its conditions may
+    // name them before the first capture (unset until then).
+    std::set<std::string> declared;
   };
   // A kernel write the kernel refused: its errno, and one line of why: the
   // kernel's error_log entry for it (`logged`, with the caret into the text
@@ -225,11 +230,14 @@ class Controller {
     bool counted;
   };
   VariableValues variables_now() const;
-  // Translates a condition in its names with the current values.
-  FilterResult condition_to_raw(const std::string& text, const Stable* names) const;
-  // Rewrites what names any of `changed` (caller holds no event lock); the
-  // first refusal's message, or "".
-  std::string reapply(const std::set<std::string>& changed);
+  // Translates a condition in its names with the current values (and
+  // `declared` as unset variables where they are not variables yet).
+  FilterResult condition_to_raw(const std::string& text, const Stable* names,
+                                const std::set<std::string>& declared = {}) const;
+  // Rewrites what names any of `changed` to the values they have now, one
+  // event at a time (caller holds no event lock and not variables_mu_); the
+  // first refusal's message, or "". Stops early once `stopping()`.
+  std::string reapply(const std::set<std::string>& changed, const std::function<bool()>& stopping = nullptr);
   // Records what a write left naming variables (state_mu_ held).
   void note_use(VarUse use);
   void drop_use(const std::string& dir, const std::string& identity);
@@ -282,8 +290,12 @@ class Controller {
   std::set<std::string> reserved_names_;  // field names of the stable events
   CaptureEngine* captures_ = nullptr;
   // Shared by writes of filters and triggers (what they translate stays
-  // current until they are recorded), whole for a change of values.
+  // current until they are recorded), whole for a change of values (not for
+  // the rewrites that follow it).
   std::shared_mutex variables_mu_;
+  // One reapply() at a time: each rewrites to the values of its moment, so
+  // a later one finds what an earlier one did and changes only the rest.
+  std::mutex rewrite_mu_;
   ErrorLog log_;
 };
 

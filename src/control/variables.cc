@@ -23,10 +23,18 @@ bool parse_value(std::string_view v, std::int64_t& out) {
   const char* p = s.c_str();
   bool negative = *p == '-';
   if (negative) ++p;
-  if (!std::isdigit(static_cast<unsigned char>(*p))) return false;
+  // Decimal, or hex after 0x: a leading 0 is a decimal digit (not octal).
+  int base = 10;
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+    base = 16;
+    p += 2;
+    if (!std::isxdigit(static_cast<unsigned char>(*p))) return false;
+  } else if (!std::isdigit(static_cast<unsigned char>(*p))) {
+    return false;
+  }
   errno = 0;
   char* end = nullptr;
-  unsigned long long u = std::strtoull(p, &end, 0);
+  unsigned long long u = std::strtoull(p, &end, base);
   if (errno || *end) return false;
   if (negative) {
     if (u > static_cast<unsigned long long>(INT64_MAX) + 1) return false;

@@ -57,21 +57,24 @@ void MountParts::start() {
   if (controller_) {
     captures_ = std::make_unique<InstanceCaptures>(
         config_.tracefs_root, config_.instance_name,
-        [c = controller_.get()](const std::string& variable, std::int64_t value, std::uint64_t) {
-          c->captured(variable, value);
-        });
+        [c = controller_.get()](const std::vector<Captured>& batch, const std::function<bool()>& stopping) {
+          c->captured(batch, stopping);
+        },
+        [log = &controller_->error_log()](const std::string& why) { log->add_failure("trigger", why); });
     controller_->set_captures(captures_.get());
   }
 }
 
 void MountParts::end_streams() {
+  if (captures_) captures_->request_stop();  // no more rewrites for a mount that is going
   for (auto& f : streams_) f->end();
 }
 
 void MountParts::stop() {
+  if (captures_) captures_->stop();  // within the kernel write under way
   if (hub_) hub_->stop();  // the rings close before the instance goes
   if (controller_) controller_->set_captures(nullptr);
-  captures_.reset();  // its thread ends; the capture instances go
+  captures_.reset();  // the capture instances go
 }
 
 Status MountParts::remove_instance() { return instance_ ? instance_->remove() : Status{}; }

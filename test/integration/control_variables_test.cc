@@ -137,6 +137,75 @@ TEST_F(ControlVariables, ASaveCapturesWithNoStreamOpenAndItsRecordsStayOutOfTheS
   ASSERT_TRUE(Write("variables", "!next\n"));
 }
 
+// The daemon's threads, by id and by name.
+std::map<int, std::string> daemon_threads(pid_t pid) {
+  std::map<int, std::string> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& t : list_dir(dir, true)) {
+    std::string comm = slurp(dir + "/" + t + "/comm");
+    if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    out[std::atoi(t.c_str())] = comm;
+  }
+  return out;
+}
+
+bool has_thread_named(pid_t pid, const std::string& name) {
+  for (const auto& [tid, comm] : daemon_threads(pid))
+    if (comm == name) return true;
+  return false;
+}
+
+// A save with no condition on an event every thread makes (sys_enter) must
+// not capture the daemon's own threads: their polls and reads would make the
+// records that wake them. The save's instance filters out every thread of
+// the daemon, and `variables` never shows one.
+TEST_F(ControlVariables, ASaveOnAHotEventLeavesTheDaemonsOwnThreadsOut) {
+  EXPECT_FALSE(has_thread_named(m_->pid(), "eventfs-capture")) << "no capture thread before a save is armed";
+  ASSERT_TRUE(Write("sys_enter/trigger", "save:sv=common_pid\n", O_WRONLY | O_APPEND));
+  EXPECT_TRUE(has_thread_named(m_->pid(), "eventfs-capture"));
+  const auto saves = save_instances(m_->instance());
+  ASSERT_EQ(saves.size(), 1u);
+  const std::string filter =
+      slurp(std::string(kLiveTracefs) + "/instances/" + saves[0] + "/events/raw_syscalls/sys_enter/filter");
+  for (const auto& [tid, comm] : daemon_threads(m_->pid()))
+    EXPECT_NE(filter.find("common_pid != " + std::to_string(tid)), std::string::npos)
+        << "thread " << tid << " (" << comm << ") is not left out: " << filter;
+  std::size_t own = 0, seen = 0;
+  for (int i = 0; i < 60; ++i) {
+    std::string v = M("variables");
+    std::smatch m;
+    if (std::regex_match(v, m, std::regex("sv=([0-9]+)\n"))) {
+      ++seen;
+      own += daemon_threads(m_->pid()).count(std::atoi(m[1].str().c_str()));
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_GT(seen, 0u) << "nothing was captured";
+  EXPECT_EQ(own, 0u) << "variables showed one of the daemon's threads " << own << " times in " << seen;
+  ASSERT_TRUE(Write("sys_enter/trigger", "!save:sv=common_pid\n", O_WRONLY | O_APPEND));
+}
+
+// SIGTERM while a save feeds a variable that kernel triggers name (each new
+// value rewrites them, and the kernel takes long to remove an enable_event
+// trigger): the daemon stops within eventfs(8)'s bounds, removing its
+// instance and the save's.
+TEST_F(ControlVariables, SigtermWhileCapturesRewriteKernelTriggersEndsInTime) {
+  ASSERT_TRUE(Write("sched_wakeup/trigger", "save:b=pid\n", O_WRONLY | O_APPEND));
+  ASSERT_TRUE(Write("softirq_entry/trigger", "enable_event:sched_* if vec == b\n", O_WRONLY | O_APPEND));
+  const std::string name = m_->instance();
+  // Let values come and rewrites run.
+  switch_until([] { return false; }, 3s);
+  const auto start = std::chrono::steady_clock::now();
+  auto st = m_->SignalAndWait(SIGTERM, 20s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(st.has_value()) << "still running 20 s after SIGTERM";
+  EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0) << "status " << *st << "; stderr: " << m_->Stderr();
+  // 2 s for open files, 3 s for the instance (eventfs(8), SIGNALS AND SHUTDOWN).
+  EXPECT_LT(took, 5s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+  EXPECT_FALSE(exists(inst_));
+  EXPECT_TRUE(save_instances(name).empty());
+}
+
 // A daemon killed with a save armed leaves its save's instance; the next
 // daemon of the same instance name removes it as it starts.
 TEST_F(ControlVariables, AKilledDaemonsSaveInstanceGoesWithTheNextDaemon) {

@@ -39,6 +39,20 @@ TEST(VariableChanges, SetDeclareAndRemoveOnePerLine) {
   EXPECT_EQ(*(*min)[0].value, INT64_MIN);
 }
 
+TEST(VariableChanges, ALeadingZeroIsDecimalAndOnly0xMakesHex) {
+  auto parsed = parse_variable_changes("o=010\no9=09\nz=0\nh=0X1f\nn=-010", {});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const std::vector<VariableChange>& out = *parsed;
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(*out[0].value, 10);
+  EXPECT_EQ(*out[1].value, 9);
+  EXPECT_EQ(*out[2].value, 0);
+  EXPECT_EQ(*out[3].value, 31);
+  EXPECT_EQ(*out[4].value, -10);
+  for (const char* bad : {"x=0x", "x=0xg", "x=0x-1", "x=0b1", "x=1e3"})
+    EXPECT_FALSE(parse_variable_changes(bad, {})) << bad;
+}
+
 TEST(VariableChanges, BadNamesAndValuesAreRefusedWithWhereTheyAre) {
   const std::set<std::string> reserved = {"prev_pid"};
   struct {
@@ -234,7 +248,7 @@ TEST_F(VariablesTest, SaveArmsACaptureAndItsValueReachesTheConditions) {
 
   ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "traceon if common_pid == last"), 0);
   EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if common_pid < 0"}));
-  ctl.captured("last", 1234);
+  ctl.captured({{"last", 1234, 0}}, nullptr);
   EXPECT_EQ(variables(), "last=1234\n");
   EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if common_pid == 1234"}));
   EXPECT_EQ(raw("trigger"), "traceon:unlimited if common_pid == last\n");
@@ -263,6 +277,65 @@ TEST_F(VariablesTest, ARefusedWriteLeavesNoSaveArmed) {
   EXPECT_EQ(ctl.write_trigger(sw, "save:next_pid=prev_pid"), EINVAL);
   EXPECT_EQ(ctl.write_trigger(sw, "save:v"), EINVAL);
   EXPECT_TRUE(captures.armed.empty());
+}
+
+TEST_F(VariablesTest, ABatchOfCapturesRewritesOnceWithTheLastValues) {
+  const std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(sw, "save:a=next_pid\nsave:b=prev_pid"), 0) << ctl.error_log().text();
+  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "traceon if common_pid == a && pid == b"), 0)
+      << ctl.error_log().text();
+  std::vector<std::string> written;
+  fake.before_write = [&](const std::string& rel) { written.push_back(rel); };
+  ctl.captured({{"a", 11, 1}, {"b", 22, 2}}, nullptr);
+  EXPECT_EQ(variables(), "a=11\nb=22\n");
+  EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if common_pid == 11 && pid == 22"}));
+  // One removal and one new trigger for the two values together.
+  EXPECT_EQ(written.size(), 2u);
+  // The same values again: nothing to rewrite.
+  written.clear();
+  ctl.captured({{"a", 11, 3}}, nullptr);
+  EXPECT_TRUE(written.empty());
+}
+
+TEST_F(VariablesTest, ACaptureArrivingWhileStoppingChangesTheValueButNotTheKernel) {
+  const std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(sw, "save:a=next_pid"), 0);
+  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "traceon if common_pid == a"), 0);
+  ctl.captured({{"a", 5, 1}}, [] { return true; });
+  EXPECT_EQ(variables(), "a=5\n");
+  EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if common_pid < 0"}));
+}
+
+TEST_F(VariablesTest, ASaveAndAConditionNamingItInOneWriteAreConnected) {
+  const std::size_t sw = index("sched_switch");
+  ASSERT_EQ(ctl.write_trigger(sw, "save:last=next_pid\ntraceoff if prev_pid == last"), 0) << ctl.error_log().text();
+  EXPECT_EQ(variables(), "last unset\n");
+  EXPECT_EQ(fake.triggers(kSwitch), (std::vector<std::string>{std::string("traceoff:unlimited if ") + kNeverFilter}));
+  ctl.captured({{"last", 42, 1}}, nullptr);
+  EXPECT_EQ(fake.triggers(kSwitch), (std::vector<std::string>{"traceoff:unlimited if prev_pid == 42"}));
+  EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"),
+            "traceoff:unlimited if prev_pid == last\nsave:last=next_pid:unlimited\n");
+  // The same on a raw trigger file.
+  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "save:w=pid\ntraceon if pid == w"), 0)
+      << ctl.error_log().text();
+  ctl.captured({{"w", 7, 2}}, nullptr);
+  EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if pid == 7"}));
+}
+
+TEST_F(VariablesTest, ASaveLeavesOutRecordsNamingTheDaemonsThreadsInAnyTaskField) {
+  ASSERT_EQ(ctl.write_trigger(index("sched_switch"), "save:v=next_pid if prev_pid == 0"), 0);
+  const CaptureSpec& spec = captures.armed.begin()->second;
+  std::vector<std::string> names;
+  for (const auto& f : spec.task_fields) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"common_pid", "prev_pid", "next_pid"}));
+  EXPECT_EQ(capture_filter(spec.raw_filter, spec.task_fields, {5, 9}),
+            "(prev_pid == 0) && common_pid != 5 && common_pid != 9 && prev_pid != 5 && prev_pid != 9 && "
+            "next_pid != 5 && next_pid != 9");
+  EXPECT_EQ(capture_filter("", spec.task_fields, {5}), "common_pid != 5 && prev_pid != 5 && next_pid != 5");
+  EXPECT_EQ(capture_filter("a == 1", {}, {5}), "a == 1");
+  EXPECT_EQ(capture_filter("", {}, {}), "");
+  const std::vector<int> own = own_thread_ids();
+  EXPECT_TRUE(std::binary_search(own.begin(), own.end(), static_cast<int>(::gettid()))) << "this thread is one";
 }
 
 TEST_F(VariablesTest, WithoutACaptureEngineSaveIsRefused) {
