@@ -213,9 +213,11 @@ std::optional<std::uint64_t> InstanceCaptures::remaining(int id) const {
   return it->second->spec.count;
 }
 
-void InstanceCaptures::pause(int ms) {
+void InstanceCaptures::pause_until(std::chrono::steady_clock::time_point until) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return;
   pollfd wake{wake_fd_, POLLIN, 0};
-  if (::poll(&wake, 1, ms) > 0) {
+  if (::poll(&wake, 1, static_cast<int>(left.count())) > 0) {
     std::uint64_t n;
     (void)!read(wake_fd_, &n, sizeof n);
   }
@@ -229,7 +231,9 @@ void InstanceCaptures::run() {
   std::vector<Captured> batch;
   std::vector<std::string> problems;
   const std::function<bool()> stopping = [this] { return stop_.load(); };
+  auto last_batch = std::chrono::steady_clock::time_point{};
   while (!stop_) {
+    pause_until(last_batch + kBusyBatchInterval);
     fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
     owners.clear();
     {
@@ -248,6 +252,7 @@ void InstanceCaptures::run() {
       (void)!read(wake_fd_, &n, sizeof n);
       continue;  // the set may have changed
     }
+    last_batch = std::chrono::steady_clock::now();
     batch.clear();
     problems.clear();
     {
@@ -285,8 +290,7 @@ void InstanceCaptures::run() {
     if (problem_)
       for (const auto& why : problems) problem_(why);
     if (batch.empty()) continue;
-    sink_(batch, stopping);
-    pause(kMinBatchIntervalMs);  // what comes meanwhile makes the next batch
+    sink_(batch, stopping);  // (what comes meanwhile makes the next batch)
   }
 }
 

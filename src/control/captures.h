@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -66,9 +67,10 @@ using CaptureProblem = std::function<void(const std::string& why)>;
 class InstanceCaptures final : public CaptureEngine {
  public:
   static constexpr std::size_t kMaxCaptures = 16;
-  // A batch is delivered at most this often: records that come meanwhile
-  // wait in the rings and make one batch.
-  static constexpr int kMinBatchIntervalMs = 5;
+  // Batches start at most this often while records keep coming: a hot
+  // event's records then make batches of many, read at one wake-up each,
+  // while a rare event's record is read as soon as it comes.
+  static constexpr auto kBusyBatchInterval = std::chrono::milliseconds(1);
   // Records taken from one ring in one batch, at most: a ring that fills
   // faster than this is overwritten (its oldest records go; a batch keeps
   // only the last value of each variable anyway).
@@ -100,8 +102,8 @@ class InstanceCaptures final : public CaptureEngine {
   struct Armed;
   void run();
   void wake();
-  // Waits for the wake descriptor for at most `ms` (-1: no limit) or until stopped.
-  void pause(int ms);
+  // Waits on the wake descriptor until `until` (or a wake-up).
+  void pause_until(std::chrono::steady_clock::time_point until);
   // The daemon's threads now; when they changed, every armed capture's
   // kernel filter is rewritten to leave them out (mu_ held).
   void follow_own_threads();

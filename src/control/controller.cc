@@ -420,6 +420,7 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
                   fmt::format("Filter too long in the kernel's names ({} bytes; the limit is {})", tf.raw.size(),
                               kPageSize - 1),
                   text, 0);
+  if (int e = check_variable_uses(where, s.dir, {""}, tf.variables.empty() ? 0 : 1, text)) return e;
   if (KernelStatus set = replace_filter(s.dir, tf.raw); !set) return kernel_refused(where, set.error(), text, &tf, 0);
   std::lock_guard lock(state_mu_);
   filters_[s.dir] = {tf.raw, text, index};
@@ -445,6 +446,7 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
     if (!translated) return refuse(where, EINVAL, translated.error().message, text, translated.error().pos);
     tf = std::move(translated).value();
   }
+  if (int e = check_variable_uses(where, dir, {""}, tf.variables.empty() ? 0 : 1, text)) return e;
   if (KernelStatus set = replace_filter(dir, tf.raw); !set)
     return kernel_refused(where, set.error(), text, tf.variables.empty() ? nullptr : &tf, 0);
   std::lock_guard lock(state_mu_);
@@ -740,6 +742,7 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
   plan.declared = declared_by_saves(commands);
   for (const auto& t : commands)
     if (int e = plan_stable(s, t, where, text, plan)) return e;
+  if (int e = check_variable_uses(where, s.dir, plan)) return e;
   EventLocks locks(*this, plan.dirs);
   PublishOnExit publish{*this};
   std::vector<int> armed;
@@ -777,6 +780,7 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   plan.declared = declared_by_saves(commands);
   for (const auto& t : commands)
     if (int e = plan_raw(dir, t, where, text, plan)) return e;
+  if (int e = check_variable_uses(where, dir, plan)) return e;
   EventLocks locks(*this, plan.dirs);
   PublishOnExit publish{*this};
   std::vector<int> armed;
@@ -893,6 +897,32 @@ FilterResult Controller::condition_to_raw(const std::string& text, const Stable*
 }
 
 void Controller::note_use(VarUse use) { var_uses_.push_back(std::move(use)); }
+
+int Controller::check_variable_uses(const std::string& where, const std::string& dir,
+                                    const std::set<std::string>& replaced, std::size_t adding, std::string_view text) {
+  if (adding == 0) return 0;
+  std::size_t kept = 0;
+  {
+    std::lock_guard lock(state_mu_);
+    for (const auto& u : var_uses_) kept += !(u.dir == dir && replaced.count(u.identity));
+  }
+  if (kept + adding <= kMaxVariableUses) return 0;
+  return refuse(where, ENOSPC,
+                fmt::format("Too many conditions naming variables (the limit is {}: a change of value rewrites "
+                            "each of them in the kernel)",
+                            kMaxVariableUses),
+                text, 0);
+}
+
+int Controller::check_variable_uses(const std::string& where, const std::string& dir, const Plan& plan) {
+  std::set<std::string> replaced;
+  std::size_t adding = 0;
+  for (const auto& r : plan.records) {
+    replaced.insert(r.identity);
+    adding += !r.remove && !r.variables.empty();
+  }
+  return check_variable_uses(where, dir, replaced, adding, "");
+}
 
 void Controller::drop_use(const std::string& dir, const std::string& identity) {
   std::erase_if(var_uses_, [&](const VarUse& u) { return u.dir == dir && u.identity == identity; });

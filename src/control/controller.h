@@ -240,6 +240,12 @@ class Controller {
   std::string reapply(const std::set<std::string>& changed, const std::function<bool()>& stopping = nullptr);
   // Records what a write left naming variables (state_mu_ held).
   void note_use(VarUse use);
+  // 0, or ENOSPC (logged) when `adding` conditions naming variables on
+  // `dir`, in place of its uses `replaced` (identities), would make more
+  // than kMaxVariableUses: each is a kernel rewrite at every change.
+  int check_variable_uses(const std::string& where, const std::string& dir, const std::set<std::string>& replaced,
+                          std::size_t adding, std::string_view text);
+  int check_variable_uses(const std::string& where, const std::string& dir, const Plan& plan);
   void drop_use(const std::string& dir, const std::string& identity);
   int plan_save(const TriggerCommand& t, const Stable* s, const std::string& dir, const std::string& where,
                 const std::string& text, Plan& plan);

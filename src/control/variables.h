@@ -22,6 +22,11 @@ namespace eventfs {
 using VariableValues = std::map<std::string, std::optional<std::int64_t>>;
 
 constexpr std::size_t kMaxVariables = 64;
+// Filters and kernel triggers whose conditions name variables, at most: a
+// change of value rewrites each one in the kernel, which for an
+// enable_event/disable_event trigger waits for the kernel's RCU grace
+// periods (eventfs(5), "Variables").
+constexpr std::size_t kMaxVariableUses = 32;
 constexpr std::size_t kMaxVariableName = 64;
 
 // One line of a write to `variables`:

@@ -338,6 +338,31 @@ TEST_F(VariablesTest, ASaveLeavesOutRecordsNamingTheDaemonsThreadsInAnyTaskField
   EXPECT_TRUE(std::binary_search(own.begin(), own.end(), static_cast<int>(::gettid()))) << "this thread is one";
 }
 
+TEST_F(VariablesTest, ConditionsNamingVariablesAreBoundedInNumber) {
+  ASSERT_EQ(ctl.write_variables("v=1"), 0);
+  // A filter and a traceon trigger naming v on each raw event, until the limit.
+  std::vector<std::pair<std::string, std::string>> uses;  // (event, file)
+  for (const auto& sys : fx.tracefs->systems())
+    for (const auto& ev : fx.tracefs->events(sys)) {
+      uses.emplace_back(sys + "/" + ev, "filter");
+      uses.emplace_back(sys + "/" + ev, "trigger");
+    }
+  ASSERT_GT(uses.size(), kMaxVariableUses);
+  auto write = [&](const std::pair<std::string, std::string>& u, const std::string& condition) {
+    const std::string sys = u.first.substr(0, u.first.find('/')), ev = u.first.substr(u.first.find('/') + 1);
+    return u.second == "filter" ? ctl.write_raw_filter(sys, ev, condition)
+                                : ctl.write_raw_trigger(sys, ev, "traceon if " + condition);
+  };
+  for (std::size_t i = 0; i < kMaxVariableUses; ++i)
+    ASSERT_EQ(write(uses[i], "common_pid == v"), 0) << uses[i].first << " " << ctl.error_log().text();
+  EXPECT_EQ(write(uses[kMaxVariableUses], "common_pid == v"), ENOSPC);
+  EXPECT_NE(ctl.error_log().text().find("Too many conditions naming variables (the limit is 32"), std::string::npos)
+      << ctl.error_log().text();
+  // Without a variable, and in place of an existing use, a condition is taken.
+  EXPECT_EQ(write(uses[kMaxVariableUses], "common_pid == 1"), 0);
+  EXPECT_EQ(write(uses[0], "common_pid != v"), 0);
+}
+
 TEST_F(VariablesTest, WithoutACaptureEngineSaveIsRefused) {
   ctl.set_captures(nullptr);
   EXPECT_EQ(ctl.write_trigger(index("sched_switch"), "save:v=next_pid"), EOPNOTSUPP);
