@@ -133,19 +133,34 @@ class Controller::EventLocks {
     c_.wide_mu_.lock_shared();
     {
       std::lock_guard lock(c_.state_mu_);
-      for (const auto& d : dirs) {
-        auto& m = c_.event_locks_[d];
-        if (!m) m = std::make_unique<std::mutex>();
-        held_.push_back(m.get());  // never freed while the controller lives
-      }
+      for (const auto& d : dirs) held_.push_back(c_.use_event_mutex(d));
     }
-    for (std::mutex* m : held_) m->lock();
+    for (auto it : held_) it->second.mu.lock();
+  }
+  // A read's lock: the event's mutex alone, not the controller's shared one
+  // (a wide write does not hold up reads of other events).
+  struct ReadOnly {};
+  EventLocks(Controller& c, const std::string& dir, ReadOnly) : c_(c), shared_(false) {
+    {
+      std::lock_guard lock(c_.state_mu_);
+      held_.push_back(c_.use_event_mutex(dir));
+    }
+    held_.back()->second.mu.lock();
+  }
+  EventLocks(EventLocks&& o) noexcept : c_(o.c_), wide_(o.wide_), shared_(o.shared_), held_(std::move(o.held_)) {
+    o.held_.clear();
+    o.shared_ = false;
+    o.wide_ = false;
   }
   ~EventLocks() {
-    for (auto it = held_.rbegin(); it != held_.rend(); ++it) (*it)->unlock();
+    for (auto it = held_.rbegin(); it != held_.rend(); ++it) (*it)->second.mu.unlock();
+    if (!held_.empty()) {
+      std::lock_guard lock(c_.state_mu_);
+      for (auto it : held_) c_.unuse_event_mutex(it);
+    }
     if (wide_)
       c_.wide_mu_.unlock();
-    else
+    else if (shared_)
       c_.wide_mu_.unlock_shared();
   }
   EventLocks(const EventLocks&) = delete;
@@ -154,18 +169,27 @@ class Controller::EventLocks {
  private:
   Controller& c_;
   bool wide_ = false;
-  std::vector<std::mutex*> held_;
+  bool shared_ = true;  // holds wide_mu_ shared (when not wide_)
+  std::vector<EventMutexes::iterator> held_;
 };
 
-std::unique_lock<std::mutex> Controller::read_lock(const std::string& dir) {
-  std::mutex* m;
-  {
-    std::lock_guard lock(state_mu_);
-    auto& slot = event_locks_[dir];
-    if (!slot) slot = std::make_unique<std::mutex>();
-    m = slot.get();
-  }
-  return std::unique_lock<std::mutex>(*m);
+Controller::EventMutexes::iterator Controller::use_event_mutex(const std::string& dir) {
+  auto it = event_locks_.try_emplace(dir).first;
+  ++it->second.users;
+  return it;
+}
+
+void Controller::unuse_event_mutex(EventMutexes::iterator it) {
+  if (--it->second.users == 0) event_locks_.erase(it);
+}
+
+Controller::EventLocks Controller::read_lock(const std::string& dir) {
+  return EventLocks(*this, dir, EventLocks::ReadOnly{});
+}
+
+std::size_t Controller::event_locks_in_use() const {
+  std::lock_guard lock(state_mu_);
+  return event_locks_.size();
 }
 
 void Controller::FifoMutex::lock() {

@@ -84,6 +84,9 @@ class Controller {
   void captured(const std::vector<Captured>& batch, const std::function<bool()>& stopping);
 
   ErrorLog& error_log() { return log_; }
+  // Raw events whose lock is held or waited for now (for tests: the map of
+  // event locks keeps only those).
+  std::size_t event_locks_in_use() const;
   const std::vector<std::string>& available_triggers() const { return available_; }
 
  private:
@@ -154,11 +157,21 @@ class Controller {
   };
   using KernelStatus = Result<void, KernelRefusal>;
   static KernelRefusal refusal(int code);  // not logged: the errno's description
-  class EventLocks;
   // A read of an event's files waits for a write to that event (which may
   // show the kernel a state it then undoes, a refused filter say), never for
   // one to another event.
-  std::unique_lock<std::mutex> read_lock(const std::string& dir);
+  // The map entry of one raw event's mutex, while anyone uses it (holds it
+  // or waits for it); the last user's release frees it (state_mu_ held for
+  // both).
+  struct EventMutex {
+    std::mutex mu;
+    std::size_t users = 0;
+  };
+  using EventMutexes = std::map<std::string, EventMutex>;
+  EventMutexes::iterator use_event_mutex(const std::string& dir);
+  void unuse_event_mutex(EventMutexes::iterator it);
+  class EventLocks;
+  EventLocks read_lock(const std::string& dir);
 
   int refuse(const std::string& where, int err, const std::string& message, std::string_view command,
              std::size_t caret);
@@ -281,7 +294,7 @@ class Controller {
   std::mutex publish_mu_;  // one publish_wanted() at a time
   std::shared_mutex wide_mu_;  // shared by writes that lock their events, whole for one that changes many
   mutable std::mutex state_mu_;  // what follows
-  std::map<std::string, std::unique_ptr<std::mutex>> event_locks_;  // by raw event dir
+  EventMutexes event_locks_;  // by raw event dir: those in use
   std::map<std::string, std::set<std::string>> enable_users_;  // dir -> users
   unsigned long next_hold_ = 0;
   std::map<AppliedKey, Applied> applied_;

@@ -118,6 +118,7 @@ NodeTree::NodeTree() {
 }
 
 Node& NodeTree::add_dir(Node& parent, const std::string& name, std::function<void(Node&)> populate) {
+  std::lock_guard lock(mu_);
   auto n = std::make_unique<Node>();
   n->ino = nodes_.size() + 1;
   n->parent = &parent;
@@ -133,6 +134,7 @@ Node& NodeTree::add_dir(Node& parent, const std::string& name, std::function<voi
 
 Node& NodeTree::add_file(Node& parent, const std::string& name, mode_t mode,
                          std::shared_ptr<FileBehaviour> file) {
+  std::lock_guard lock(mu_);
   auto n = std::make_unique<Node>();
   n->ino = nodes_.size() + 1;
   n->parent = &parent;
@@ -151,13 +153,40 @@ Node* NodeTree::find(std::uint64_t ino) {
 }
 
 void NodeTree::ensure_populated(Node& n) {
-  if (n.populated) return;
+  std::lock_guard populating(populate_mu_);
+  std::function<void(Node&)> fill;
+  {
+    std::lock_guard lock(mu_);
+    if (n.populated) return;
+    fill = std::move(n.populate);
+  }
+  if (fill) fill(n);  // its add_dir()/add_file() take mu_ one at a time
+  std::lock_guard lock(mu_);
   n.populated = true;
-  auto fill = std::move(n.populate);
-  if (fill) fill(n);
 }
 
-int NodeTree::attr_of(Node& n, NodeAttr& out) {
+Node* NodeTree::dir_ready(std::uint64_t ino, int& err) {
+  Node* n;
+  bool populated;
+  {
+    std::lock_guard lock(mu_);
+    n = find(ino);
+    if (!n) {
+      err = ENOENT;
+      return nullptr;
+    }
+    if (!n->is_dir()) {
+      err = ENOTDIR;
+      return nullptr;
+    }
+    populated = n->populated;
+  }
+  if (!populated) ensure_populated(*n);
+  err = 0;
+  return n;
+}
+
+FileBehaviour* NodeTree::attr_of(Node& n, NodeAttr& out) {
   out = {};
   out.ino = n.ino;
   out.mode = n.mode;
@@ -169,27 +198,36 @@ int NodeTree::attr_of(Node& n, NodeAttr& out) {
     out.nlink = 2;
     for (const auto& [name, c] : n.children)
       if (c->is_dir()) ++out.nlink;
-    return 0;
+    return nullptr;
   }
-  return n.file->size(out.size);
+  return n.file.get();  // files live as long as the tree
 }
 
+int NodeTree::with_size(FileBehaviour* f, NodeAttr& out) { return f ? f->size(out.size) : 0; }
+
 int NodeTree::lookup(std::uint64_t parent, const std::string& name, NodeAttr& out) {
-  std::lock_guard lock(mu_);
-  Node* p = find(parent);
-  if (!p) return ENOENT;
-  if (!p->is_dir()) return ENOTDIR;
-  ensure_populated(*p);
-  auto it = p->children.find(name);
-  if (it == p->children.end()) return ENOENT;
-  return attr_of(*it->second, out);
+  int err;
+  Node* p = dir_ready(parent, err);
+  if (!p) return err;
+  FileBehaviour* f;
+  {
+    std::lock_guard lock(mu_);
+    auto it = p->children.find(name);
+    if (it == p->children.end()) return ENOENT;
+    f = attr_of(*it->second, out);
+  }
+  return with_size(f, out);
 }
 
 int NodeTree::getattr(std::uint64_t ino, NodeAttr& out) {
-  std::lock_guard lock(mu_);
-  Node* n = find(ino);
-  if (!n) return ENOENT;
-  return attr_of(*n, out);
+  FileBehaviour* f;
+  {
+    std::lock_guard lock(mu_);
+    Node* n = find(ino);
+    if (!n) return ENOENT;
+    f = attr_of(*n, out);
+  }
+  return with_size(f, out);
 }
 
 int NodeTree::opendir(std::uint64_t ino) {
@@ -200,11 +238,10 @@ int NodeTree::opendir(std::uint64_t ino) {
 }
 
 int NodeTree::readdir(std::uint64_t ino, std::vector<DirEntry>& out) {
+  int err;
+  Node* n = dir_ready(ino, err);
+  if (!n) return err;
   std::lock_guard lock(mu_);
-  Node* n = find(ino);
-  if (!n) return ENOENT;
-  if (!n->is_dir()) return ENOTDIR;
-  ensure_populated(*n);
   out.clear();
   out.push_back({".", n->ino, n->mode});
   out.push_back({"..", n->parent->ino, n->parent->mode});

@@ -199,7 +199,8 @@ class NodeTree {
   NodeTree();
   Node& root() { return *root_; }
 
-  // Building (before the mount is served, or from a populate callback).
+  // Building (before the mount is served, or from a populate callback,
+  // which runs without the tree's lock: each takes it for itself).
   Node& add_dir(Node& parent, const std::string& name,
                 std::function<void(Node&)> populate = nullptr);
   Node& add_file(Node& parent, const std::string& name, mode_t mode,
@@ -216,10 +217,18 @@ class NodeTree {
   void set_owner(uid_t uid, gid_t gid);
 
  private:
-  Node* find(std::uint64_t ino);  // mutex held
-  void ensure_populated(Node& n);  // mutex held
-  int attr_of(Node& n, NodeAttr& out);  // mutex held
+  Node* find(std::uint64_t ino);  // mu_ held
+  // Fills a directory's children on first use: without mu_ (a populate
+  // callback may read kernel files), one directory at a time.
+  void ensure_populated(Node& n);
+  // The directory `ino`, populated; nullptr and `err` if it is none.
+  Node* dir_ready(std::uint64_t ino, int& err);
+  // Everything but a file's size (mu_ held); the file, whose size() is then
+  // asked without mu_ (it may generate the text: a raw format's parse).
+  FileBehaviour* attr_of(Node& n, NodeAttr& out);
+  static int with_size(FileBehaviour* f, NodeAttr& out);
 
+  std::mutex populate_mu_;  // one population at a time; taken before mu_, never under it
   std::mutex mu_;
   std::vector<std::unique_ptr<Node>> nodes_;  // index ino - 1
   Node* root_;

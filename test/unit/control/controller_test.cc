@@ -229,6 +229,45 @@ TEST_F(ControllerTest, ARefusalAfterArmedTriggersFiredPutsTheirTargetsBack) {
 // Reads of control files never wait for another event's write, even one the
 // kernel is slow to take; a read of the event being written waits for the
 // write (which may show the kernel a state it then undoes).
+TEST_F(ControllerTest, TheEventLockMapKeepsOnlyTheLocksInUse) {
+  EXPECT_EQ(ctl.event_locks_in_use(), 0u);
+  std::string out;
+  for (std::size_t i = 0; i < fx.resolution.available.size(); ++i) {
+    (void)ctl.write_enable(i, "1");
+    (void)ctl.read_enable(i, out);
+    (void)ctl.write_filter(i, "common_pid != 1");
+    (void)ctl.read_filter(i, out);
+    (void)ctl.write_trigger(i, "traceoff");
+    (void)ctl.read_trigger(i, out);
+    (void)ctl.write_enable(i, "0");
+  }
+  for (const auto& sys : fx.tracefs->systems())
+    for (const auto& ev : fx.tracefs->events(sys)) {
+      (void)ctl.write_raw_enable(sys, ev, "1");
+      (void)ctl.read_raw(sys, ev, "enable", out);
+    }
+  EXPECT_EQ(ctl.write_trigger(index("sched_switch"), "enable_event:sched_*"), 0) << ctl.error_log().text();
+  EXPECT_EQ(ctl.event_locks_in_use(), 0u) << "locks of events no write holds are kept";
+  // Writers that wait for one event's lock keep it; it goes with the last.
+  std::mutex gate;
+  std::unique_lock closed(gate);
+  std::atomic<bool> in_write{false};
+  fake.before_write = [&](const std::string& rel) {
+    if (rel != std::string(kSwitch) + "/filter") return;
+    in_write = true;
+    std::lock_guard wait(gate);
+  };
+  auto first = std::async(std::launch::async, [&] { return ctl.write_filter(index("sched_switch"), "prev_pid == 1"); });
+  ASSERT_TRUE(wait_until_true(in_write));
+  auto second = std::async(std::launch::async, [&] { return ctl.read_filter(index("sched_switch"), out); });
+  EXPECT_EQ(second.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  EXPECT_EQ(ctl.event_locks_in_use(), 1u);
+  closed.unlock();
+  EXPECT_EQ(first.get(), 0);
+  EXPECT_EQ(second.get(), 0);
+  EXPECT_EQ(ctl.event_locks_in_use(), 0u);
+}
+
 TEST_F(ControllerTest, AStuckKernelWriteHoldsUpNoReadOfAnotherEvent) {
   std::mutex gate;
   std::unique_lock closed(gate);

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <future>
+#include <mutex>
 #include <thread>
 
 #include "fs/node_tree.h"
@@ -162,6 +164,56 @@ TEST(NodeTree, LazyDirectoriesAreFilledOnceOnFirstUse) {
   ASSERT_EQ(t.readdir(raw.ino, entries), 0);
   EXPECT_EQ(entries.size(), 3u);
   EXPECT_EQ(calls, 1);
+}
+
+// A directory being filled (raw/<system>/ reads the kernel's event list)
+// and a file whose size is being generated (a raw format's parse) hold up
+// no lookup elsewhere in the tree; a lookup in the directory being filled
+// waits for it and then finds its children.
+TEST(NodeTree, SlowPopulatesAndSizesHoldUpNothingElse) {
+  NodeTree t;
+  std::mutex gate;
+  std::unique_lock closed(gate);
+  std::atomic<int> waiting{0};
+  auto slow_size = std::make_shared<ConstantFile>([&](std::string& out) {
+    ++waiting;
+    std::lock_guard wait(gate);
+    out = "text\n";
+    return 0;
+  });
+  t.add_file(t.root(), "slow_format", NodeTree::kReadOnlyMode, slow_size);
+  t.add_dir(t.root(), "slow_dir", [&](Node& self) {
+    ++waiting;
+    std::lock_guard wait(gate);
+    t.add_file(self, "child", NodeTree::kReadOnlyMode, std::make_shared<ConstantFile>("c\n"));
+  });
+  t.add_file(t.root(), "other", NodeTree::kReadOnlyMode, std::make_shared<ConstantFile>("o\n"));
+  NodeAttr a;
+  ASSERT_EQ(t.lookup(NodeTree::kRootIno, "slow_dir", a), 0);
+  const std::uint64_t slow_dir = a.ino;
+  auto sized = std::async(std::launch::async, [&] {
+    NodeAttr b;
+    return t.lookup(NodeTree::kRootIno, "slow_format", b);
+  });
+  auto filled = std::async(std::launch::async, [&] {
+    NodeAttr b;
+    int e = t.lookup(slow_dir, "child", b);
+    return e;
+  });
+  for (int i = 0; i < 2000 && waiting < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(waiting.load(), 2);
+  auto other = std::async(std::launch::async, [&] {
+    NodeAttr b;
+    std::vector<DirEntry> entries;
+    return t.lookup(NodeTree::kRootIno, "other", b) | t.getattr(NodeTree::kRootIno, b) |
+           t.readdir(NodeTree::kRootIno, entries);
+  });
+  const bool done = other.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
+  closed.unlock();
+  EXPECT_TRUE(done) << "a lookup elsewhere waited for a populate or a size";
+  EXPECT_EQ(other.get(), 0);
+  EXPECT_EQ(sized.get(), 0);
+  EXPECT_EQ(filled.get(), 0);
 }
 
 TEST(NodeTree, GeneratedFilesReportTheirErrors) {
