@@ -131,6 +131,9 @@ Status InstanceCaptures::apply_filter(Armed& a) {
 }
 
 void InstanceCaptures::follow_own_threads() {
+  const auto t = std::chrono::steady_clock::now();
+  if (t < threads_listed_ + kThreadsRelist) return;
+  threads_listed_ = t;
   std::vector<int> now = own_thread_ids();
   if (now == own_threads_) return;
   own_threads_ = std::move(now);
@@ -162,6 +165,7 @@ Result<int> InstanceCaptures::arm(const CaptureSpec& spec) {
   (void)in.disable_option("block");
   if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   own_threads_ = own_thread_ids();  // (the capture thread among them)
+  threads_listed_ = std::chrono::steady_clock::now();
   if (Status set = apply_filter(*a); !set)
     return fail(set.code(), fmt::format("the kernel refused the save's condition: {}", std::strerror(set.code())));
   for (int cpu = 0; cpu < in.cpus(); ++cpu) {

@@ -116,6 +116,9 @@ class InstanceCaptures final : public CaptureEngine {
   std::map<int, std::unique_ptr<Armed>> armed_;  // guarded by mu_
   int next_id_ = 1;                               // guarded by mu_
   std::vector<int> own_threads_;                  // guarded by mu_; sorted
+  std::chrono::steady_clock::time_point threads_listed_;  // guarded by mu_
+  // The daemon's threads are listed again at a batch at most this often.
+  static constexpr auto kThreadsRelist = std::chrono::milliseconds(10);
   std::atomic<bool> stop_{false};
   int wake_fd_ = -1;
   std::thread thread_;  // started by the first arm() (under mu_)
