@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Checks the layering of src/: prints the include graph between its folders
-and fails (exit 1) on a cycle, or on FUSE calls outside src/fuse/.
+and fails (exit 1) on an include between folders that docs/DESIGN.md's
+```layers block does not allow, on a cycle, or on FUSE calls outside
+src/fuse/.
 
     python3 scripts/check-layers.py [--graph]
 """
@@ -35,6 +37,25 @@ def graph():
             if src != 'fuse' and re.search(r'\bfuse_reply_\w+\s*\(|<fuse_lowlevel\.h>|<fuse\.h>', text):
                 fuse_calls.append(os.path.relpath(path, os.path.join(SRC, '..')))
     return edges, fuse_calls
+
+
+DESIGN = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'docs', 'DESIGN.md')
+
+
+def allowed():
+    """The folder -> folders DESIGN.md allows: its ```layers block, a line
+    "FOLDER -> FOLDER ..." each. None when there is no such block."""
+    text = open(DESIGN, errors='replace').read()
+    block = re.search(r'^```layers\n(.*?)^```', text, re.M | re.S)
+    if not block:
+        return None
+    out = {}
+    for line in block.group(1).splitlines():
+        if not line.strip():
+            continue
+        src, _, dsts = line.partition('->')
+        out[src.strip()] = set(dsts.split())
+    return out
 
 
 def cycles(edges):
@@ -76,6 +97,20 @@ def main():
         for src in sorted(edges):
             print(f'{src} -> {" ".join(sorted(edges[src])) or "(nothing)"}')
     bad = False
+    allow = allowed()
+    if allow is None:
+        bad = True
+        print('docs/DESIGN.md has no ```layers block of allowed includes', file=sys.stderr)
+        allow = {}
+    for src in sorted(edges):
+        if src not in allow:
+            bad = True
+            print(f'src/{src}/: a folder docs/DESIGN.md\'s layers do not list', file=sys.stderr)
+            continue
+        for dst in sorted(edges[src] - allow[src]):
+            bad = True
+            print(f'src/{src}/ includes src/{dst}/: not a layer docs/DESIGN.md allows ({src} -> '
+                  f'{" ".join(sorted(allow[src])) or "nothing"})', file=sys.stderr)
     for comp in cycles(edges):
         bad = True
         print('include cycle between src/ folders: ' + ' <-> '.join(comp), file=sys.stderr)
@@ -83,7 +118,8 @@ def main():
         bad = True
         print(f'{path}: FUSE headers or fuse_reply_* outside src/fuse/', file=sys.stderr)
     if not bad:
-        print('src/ layers: no include cycle between folders; FUSE only in src/fuse/')
+        print('src/ layers: every include between folders is one docs/DESIGN.md allows; '
+              'no cycle; FUSE only in src/fuse/')
     return 1 if bad else 0
 
 
