@@ -80,6 +80,28 @@ TEST_F(ControllerTest, EnableIsReferenceCountedOverOneRawEvent) {
   ASSERT_EQ(ctl.write_enable(b, "0"), 0);  // disabling twice is not an error, as in tracefs
 }
 
+TEST_F(ControllerTest, AHeldEnableLastsUntilItsHoldGoes) {
+  std::size_t a = index("sched_switch"), b = index("task_switch");
+  Controller::Hold first, second;
+  EXPECT_EQ(ctl.write_enable(a, "hold"), EINVAL) << "a hold needs an open file to last as long as";
+  ASSERT_EQ(ctl.write_enable(a, "hold\n", &first), 0);
+  ASSERT_TRUE(first);
+  EXPECT_TRUE(fake.enabled(kSwitch));
+  EXPECT_EQ(read(&Controller::read_enable, "sched_switch"), "1\n");
+  EXPECT_EQ(read(&Controller::read_enable, "task_switch"), "0\n") << "another stable event's hold is not its own";
+  ASSERT_EQ(ctl.write_enable(a, "hold", &first), 0);  // the same open: the same hold
+  ASSERT_EQ(ctl.write_enable(b, "hold", &second), 0);
+  ASSERT_EQ(ctl.write_enable(a, "0"), 0);  // the plain setting leaves the holds alone
+  EXPECT_EQ(read(&Controller::read_enable, "sched_switch"), "1\n");
+  first.reset();
+  EXPECT_TRUE(fake.enabled(kSwitch)) << "task_switch's hold still uses it";
+  EXPECT_EQ(read(&Controller::read_enable, "sched_switch"), "0\n");
+  second.reset();
+  EXPECT_FALSE(fake.enabled(kSwitch));
+  EXPECT_NE(ctl.error_log().text().find("hold needs an open file to last as long as"), std::string::npos)
+      << ctl.error_log().text();
+}
+
 TEST_F(ControllerTest, EnableShowsTheKernelsSoftModeWhenATriggerArmsIt) {
   ASSERT_EQ(ctl.write_trigger(index("sched_switch"), "enable_event:sched_wakeup\n"), 0);
   EXPECT_EQ(read(&Controller::read_enable, "sched_wakeup"), "0*\n");
