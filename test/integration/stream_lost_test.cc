@@ -180,7 +180,8 @@ INSTANTIATE_TEST_SUITE_P(Streams, StreamQueueOverflow,
 
 // One slow reader during a marker storm (issue 23 item 3): reads of 1 MiB
 // with 20 ms between them. The storm's rate steps through the reader's own
-// (in stable bytes a second, 30 to 80 MB/s, then as fast as it can), so
+// (in stable bytes a second, 40 to 65 MB/s, 0.7 s each, then 0.3 s as fast
+// as it can), so
 // that eventfs's queue overflows between reads at times, and at times is
 // full while a lease of the reader's is out. Every gap carries one lost-events record, right
 // there, with the exact count; with two stable events over the marker's
@@ -231,11 +232,11 @@ TEST_P(StreamLostPlacement, ASlowReaderIsToldOfEachGapWhereItIs) {
     }
     const double record_bytes = projections * static_cast<double>(EVENTFS_RECORD_SIZE(64));
     // (Last, 0.3 s as fast as it can: the queue overflows whatever the rates.)
-    for (double mb_per_s = 30; mb_per_s <= 85 && write_error.empty(); mb_per_s += 5) {
+    for (double mb_per_s = 40; mb_per_s <= 70 && write_error.empty(); mb_per_s += 5) {
       const double rate = mb_per_s * 1e6 / record_bytes;  // markers a second
       const auto start = std::chrono::steady_clock::now();
-      const bool full = mb_per_s > 80;
-      for (long long n = 0; full ? std::chrono::steady_clock::now() < start + 300ms : n < static_cast<long long>(rate * 0.3);
+      const bool full = mb_per_s > 65;
+      for (long long n = 0; full ? std::chrono::steady_clock::now() < start + 300ms : n < static_cast<long long>(rate * 0.7);
            ++n, ++markers) {
         if (!full && n % 64 == 0) std::this_thread::sleep_until(start + std::chrono::duration<double>(n / rate));
         char text[32];
