@@ -13,13 +13,6 @@
 
 namespace eventfs {
 
-std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size, std::uint64_t ts) {
-  // (No room for the report of the gap at the back: the record joins it.)
-  if (back_gap_.any() && !place_lost(ts, {})) [[unlikely]]
-    return nullptr;
-  return place(pid, size);
-}
-
 std::uint8_t* RecordQueue::place(std::int32_t pid, std::uint32_t size) {
   if (size > cap_ || size < kMinRecord) return nullptr;
   if (!buf_) adopt(map_memory(false));
@@ -177,9 +170,9 @@ bool RecordQueue::place_lost(std::uint64_t ts, Dropped gap) {
   if (!at) return false;
   // (Dropping the oldest to make room may have emptied the queue: the gap
   // at the back is then the one at the front, and this record the front.)
+  if (count_ == 1) gap.add(take_dropped());
   gap.add(back_gap_);
   back_gap_ = {};
-  if (count_ == 1) gap.add(take_dropped());
   write_lost_record(ts, gap.count, cpu_, gap.unknown, at);
   return true;
 }
@@ -277,10 +270,6 @@ void RecordQueue::popped(std::size_t records, std::size_t bytes) {
   if (wrapped_ && head_ == end_) {
     head_ = 0;
     wrapped_ = false;
-  }
-  if (count_ == 0 && back_gap_.any()) {  // the gap after the last record is now before the next
-    unreported_.add(back_gap_);
-    back_gap_ = {};
   }
 }
 

@@ -53,7 +53,12 @@ class RecordQueue {
   // nullptr if `size` exceeds the capacity or is not a record's size, or if
   // the only room is under a lease's bytes: the caller then accounts for the
   // record with drop_record().
-  std::uint8_t* reserve(std::int32_t pid, std::uint32_t size, std::uint64_t ts);
+  std::uint8_t* reserve(std::int32_t pid, std::uint32_t size, std::uint64_t ts) {
+    // (No room for the report of the gap at the back: the record joins it.)
+    if (back_gap_.any() && !place_lost(ts, {})) [[unlikely]]
+      return nullptr;
+    return place(pid, size);
+  }
   // A lost-events record at the back (`count` events lost there, `unknown`:
   // an estimate), joined with a gap already there.
   void add_lost(std::uint64_t ts, std::uint64_t count, bool unknown);
@@ -129,9 +134,13 @@ class RecordQueue {
   Dropped take_dropped() {
     Dropped d = unreported_;
     unreported_ = {};
+    if (empty()) {  // (what was after the back record is before the next one)
+      d.add(back_gap_);
+      back_gap_ = {};
+    }
     return d;
   }
-  bool has_dropped() const { return unreported_.any(); }
+  bool has_dropped() const { return unreported_.any() || (empty() && back_gap_.any()); }
   // The gap before the front record as one report: take_dropped() joined
   // with a lost-events record at the front (popped). `ts`: the time stamp
   // of the first record after the gap (that lost-events record's when no
@@ -179,7 +188,7 @@ class RecordQueue {
   bool overlaps_pins(std::size_t at, std::size_t size) const;
   std::uint64_t count_ = 0, dropped_total_ = 0;
   Dropped unreported_;  // the gap before the front record
-  Dropped back_gap_;    // the gap after the back record (none while empty: it is then unreported_)
+  Dropped back_gap_;    // the gap after the back record (while empty, one with unreported_)
   std::uint32_t cpu_ = 0;
 };
 
