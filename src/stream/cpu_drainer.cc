@@ -27,28 +27,15 @@ bool pin_to_cpu(int cpu) {
   return false;
 }
 
-namespace {
-// Moves every record of `from` to the back of `to`.
-void move_records(RecordQueue& from, RecordQueue& to) {
-  while (!from.empty()) {
-    if (std::uint8_t* p = to.reserve(from.front_pid(), from.front_size()))
-      std::memcpy(p, from.front(), from.front_size());
-    else
-      to.drop_framed(from.front());
-    from.pop();
-  }
-}
-}  // namespace
-
 // Projects one CPU's raw records into `target`: the CPU's queue (its lock
 // held) or the drainer's own staging queue.
 class CpuDrainer::Sink final : public RingSink {
  public:
-  Sink(const ProjectionTable& table, const WantedEvents* wanted, int cpu) : table_(table), wanted_(wanted), cpu_(cpu) {}
+  Sink(const ProjectionTable& table, const WantedEvents* wanted) : table_(table), wanted_(wanted) {}
   void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
     for (const Projection* p = table_.find_record(raw, len); p; p = table_.next_same_raw(*p)) {
       if (wanted_ && !wanted_->wanted(table_.index_of(*p))) continue;
-      if (std::uint8_t* to = target->reserve(p->pid(raw, len), record_size(*p)))
+      if (std::uint8_t* to = target->reserve(p->pid(raw, len), record_size(*p), ts))
         write_record(*p, ts, raw, len, to);
       else
         target->drop_record();
@@ -56,10 +43,7 @@ class CpuDrainer::Sink final : public RingSink {
     }
   }
   void lost(std::uint64_t ts, std::uint64_t count, bool unknown) override {
-    if (std::uint8_t* to = target->reserve(0, lost_record_size()))
-      write_lost_record(ts, count, static_cast<std::uint32_t>(cpu_), unknown, to);
-    else
-      target->drop_lost(count, unknown);
+    target->add_lost(ts, count, unknown);
     ++added;
   }
   RecordQueue* target = nullptr;
@@ -68,7 +52,6 @@ class CpuDrainer::Sink final : public RingSink {
  private:
   const ProjectionTable& table_;
   const WantedEvents* wanted_;
-  int cpu_;
 };
 
 CpuDrainer::CpuDrainer(int cpu, CpuQueues& queues, const ProjectionTable& table, const WantedEvents* wanted,
@@ -80,7 +63,10 @@ CpuDrainer::CpuDrainer(int cpu, CpuQueues& queues, const ProjectionTable& table,
       wanted_(wanted),
       max_entry_(max_entry),
       tell_(std::move(tell)),
-      report_(std::move(report)) {}
+      report_(std::move(report)) {
+  q_.queue.set_cpu(static_cast<std::uint32_t>(cpu));  // (the drainer alone writes lost-events records)
+  q_.staging.set_cpu(static_cast<std::uint32_t>(cpu));
+}
 
 void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool>& live) {
   // (Again at each session: a CPU that went offline took its threads'
@@ -116,7 +102,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     } else if (!q_.staging.empty()) {  // staged while a reader held the queue: moved when it is free
       std::unique_lock lock(q_.mu, std::try_to_lock);
       if (lock) {
-        move_records(q_.staging, q_.queue);
+        q_.queue.append(q_.staging);
         lock.unlock();
         tell_();
       }
@@ -127,7 +113,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     if (policy.end_turn()) {
       if (!q_.staging.empty()) {
         std::unique_lock lock(q_.mu, std::try_to_lock);
-        if (lock) move_records(q_.staging, q_.queue);
+        if (lock) q_.queue.append(q_.staging);
       }
       tell_();
     }
@@ -135,7 +121,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
   bool moved = false;
   if (!q_.staging.empty()) {  // what was staged when the session ended
     std::lock_guard lock(q_.mu);
-    move_records(q_.staging, q_.queue);
+    q_.queue.append(q_.staging);
     moved = true;
   }
   if (policy.untold() || moved) tell_();
@@ -158,8 +144,8 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
         batch = kDrainBatch;
       }
     }
-    if (lock) move_records(q_.staging, q_.queue);
-    Sink sink(table_, wanted_, cpu_);
+    if (lock) q_.queue.append(q_.staging);
+    Sink sink(table_, wanted_);
     sink.target = lock ? &q_.queue : &q_.staging;
     std::lock_guard ring_lock(q_.ring_mu);
     Result<std::size_t> got = ring.drain(sink, batch);

@@ -19,6 +19,12 @@ namespace eventfs {
 // Whether CPU `cpu`'s queue (cpu < 0: any CPU's) has something to take.
 bool queues_readable(HubCpus& cpus, int cpu);
 
+// A binary stream's answer from CPU `cpu`'s queue `q` (its lock held), as
+// StreamChannel::take() and lease() say: a lost-events record first where
+// the queue has a gap before its front record.
+bool take_records(RecordQueue& q, int cpu, std::size_t max, std::string& out);
+bool lease_records(RecordQueue& q, std::size_t max, StreamChannel::Lease& out);
+
 class TextChannel final : public StreamChannel {
  public:
   TextChannel(HubCpus& cpus, RingSession& session, TextMerge& merge) : cpus_(cpus), session_(session), merge_(merge) {}

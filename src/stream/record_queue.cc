@@ -9,9 +9,11 @@
 
 #include <eventfs/record.h>
 
+#include "projection/projection.h"
+
 namespace eventfs {
 
-std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
+std::uint8_t* RecordQueue::place(std::int32_t pid, std::uint32_t size) {
   if (size > cap_ || size < kMinRecord) return nullptr;
   if (!buf_) adopt(map_memory(false));
   std::size_t at;
@@ -45,7 +47,9 @@ std::uint8_t* RecordQueue::reserve(std::int32_t pid, std::uint32_t size) {
     drop_oldest();  // the reader is behind
   }
   if (overlaps_pins(at, size)) return nullptr;
-  if (wrap) {
+  if (wrap && empty()) {
+    head_ = 0;  // (empty after a lease's bytes: the record is the front)
+  } else if (wrap) {
     end_ = tail_;
     wrapped_ = true;
   }
@@ -114,24 +118,112 @@ bool RecordQueue::release() {
   return true;
 }
 
+namespace {
+
+// The loss a lost-events record at `rec` reports.
+RecordQueue::Dropped lost_of(const std::uint8_t* rec) {
+  eventfs_lost l;
+  std::memcpy(&l, rec + sizeof(eventfs_record_header), sizeof l);
+  return {l.count, (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) != 0};
+}
+
+std::uint32_t id_of(const std::uint8_t* rec) {
+  eventfs_record_header h;
+  std::memcpy(&h, rec, sizeof h);
+  return h.id;
+}
+
+}  // namespace
+
 void RecordQueue::push(std::int32_t pid, const std::uint8_t* rec) {
   eventfs_record_header h;
   std::memcpy(&h, rec, sizeof h);
-  if (std::uint8_t* p = reserve(pid, h.size))
+  if (h.id == EVENTFS_ID_LOST) {
+    const Dropped l = lost_of(rec);
+    add_lost(h.timestamp, l.count, l.unknown);
+  } else if (std::uint8_t* p = reserve(pid, h.size, h.timestamp)) {
     std::memcpy(p, rec, h.size);
-  else
-    drop_framed(rec);
+  } else {
+    drop_record();
+  }
+}
+
+void RecordQueue::append(RecordQueue& from) {
+  for (;;) {
+    if (from.has_dropped()) gap_at_back(from.take_dropped());  // (the last pop() leaves its gap at the back there)
+    if (from.empty()) break;
+    push(from.front_pid(), from.front());
+    from.pop();
+  }
+  dropped_total_ += from.dropped_total_;  // (what `from` dropped is reported here)
+  from.dropped_total_ = 0;
+}
+
+void RecordQueue::add_lost(std::uint64_t ts, std::uint64_t count, bool unknown) {
+  // (After a lost-events record, or with no room: it joins the gap at the back.)
+  const Dropped loss{count, unknown};
+  if (back_lost() || !place_lost(ts, loss)) gap_at_back(loss);
+}
+
+bool RecordQueue::place_lost(std::uint64_t ts, Dropped gap) {
+  std::uint8_t* at = place(0, lost_record_size());
+  if (!at) return false;
+  // (Dropping the oldest to make room may have emptied the queue: the gap
+  // at the back is then the one at the front, and this record the front.)
+  if (count_ == 1) gap.add(take_dropped());
+  gap.add(back_gap_);
+  back_gap_ = {};
+  write_lost_record(ts, gap.count, cpu_, gap.unknown, at);
+  return true;
+}
+
+void RecordQueue::gap_at_back(const Dropped& gap) {
+  if (empty()) {
+    unreported_.add(gap);
+  } else if (std::uint8_t* back = back_lost()) {
+    eventfs_lost l;
+    std::memcpy(&l, back + sizeof(eventfs_record_header), sizeof l);
+    l.count += gap.count;
+    if (gap.unknown) l.flags |= EVENTFS_LOST_COUNT_UNKNOWN;
+    std::memcpy(back + sizeof(eventfs_record_header), &l, sizeof l);
+  } else {
+    back_gap_.add(gap);
+  }
+}
+
+void RecordQueue::drop_record() {
+  ++dropped_total_;
+  gap_at_back({1, false});
+}
+
+std::uint8_t* RecordQueue::back_lost() {
+  if (empty()) return nullptr;
+  std::size_t m = meta_head_ + count_ - 1;
+  if (m >= meta_cap_) m -= meta_cap_;
+  std::uint8_t* back = buf_.get() + tail_ - meta_[m].size;
+  return id_of(back) == EVENTFS_ID_LOST ? back : nullptr;
+}
+
+RecordQueue::Dropped RecordQueue::take_gap(std::uint64_t& ts) {
+  Dropped d = take_dropped();
+  ts = 0;
+  if (!d.any() || empty()) return d;
+  if (id_of(front()) == EVENTFS_ID_LOST) {
+    d.add(lost_of(front()));
+    ts = front_ts();
+    pop();
+    d.add(take_dropped());  // (the gap at the back, if that emptied the queue)
+  }
+  if (!empty()) ts = front_ts();
+  return d;
 }
 
 void RecordQueue::drop_framed(const std::uint8_t* rec) {
-  eventfs_record_header h;
-  std::memcpy(&h, rec, sizeof h);
-  if (h.id == EVENTFS_ID_LOST) {  // keep the kernel's count: it goes into the next report
-    eventfs_lost l;
-    std::memcpy(&l, rec + sizeof h, sizeof l);
-    drop_lost(l.count, (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) != 0);
+  if (id_of(rec) == EVENTFS_ID_LOST) {  // keep the kernel's count: it goes into the next report
+    unreported_.add(lost_of(rec));
   } else {
-    drop_record();
+    ++unreported_.count;
+    ++dropped_total_;
   }
 }
 

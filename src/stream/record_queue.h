@@ -3,6 +3,16 @@
 // falls behind, the oldest records go and the next reader is told how many
 // (a lost-events record at the place of the gap).
 //
+// Every gap is reported where it is, once: between two records a reader
+// gets, the lost-events records add up to the events missing there, and
+// there is none where nothing is missing. A gap before the front record
+// (the oldest dropped) is kept as a count that the reader turns into a
+// lost-events record (take_gap()); a gap after the back record (a record
+// that could not be queued, a lease being in the way) as a count that
+// becomes a lost-events record in the queue, in front of the next record
+// queued, or joins a lost-events record already at the back. So the
+// queue never holds two lost-events records in a row.
+//
 // One circular byte buffer of records back to back, allocated at the first
 // record or by adopt() (an idle mount costs nothing) and never moved: each record is
 // contiguous (one that does not fit before the end starts again at the
@@ -38,11 +48,22 @@ class RecordQueue {
 
   // Room for one record of `size` bytes (a multiple of 8) at the back, made
   // by dropping the oldest if needed; the caller writes the record there
-  // (its header's size must be `size`).
+  // (its header's size must be `size`, its time stamp `ts`). A gap at the
+  // back is first written there as a lost-events record stamped `ts`.
   // nullptr if `size` exceeds the capacity or is not a record's size, or if
   // the only room is under a lease's bytes: the caller then accounts for the
-  // record with drop_record()/drop_lost()/drop_framed().
-  std::uint8_t* reserve(std::int32_t pid, std::uint32_t size);
+  // record with drop_record().
+  std::uint8_t* reserve(std::int32_t pid, std::uint32_t size, std::uint64_t ts) {
+    // (No room for the report of the gap at the back: the record joins it.)
+    if (back_gap_.any() && !place_lost(ts, {})) [[unlikely]]
+      return nullptr;
+    return place(pid, size);
+  }
+  // A lost-events record at the back (`count` events lost there, `unknown`:
+  // an estimate), joined with a gap already there.
+  void add_lost(std::uint64_t ts, std::uint64_t count, bool unknown);
+  // The CPU named in the lost-events records the queue writes.
+  void set_cpu(std::uint32_t cpu) { cpu_ = cpu; }
   // The queue's buffers, allocated with their pages faulted in (so that the
   // first pass through them in a storm does not take a page fault every
   // 4 KiB) apart from the queue: the caller need not hold the lock that
@@ -58,6 +79,9 @@ class RecordQueue {
   bool release();
   // Appends a copy of one framed record (header.size bytes at `rec`).
   void push(std::int32_t pid, const std::uint8_t* rec);
+  // Moves every record of `from` to the back, its gaps with them at their
+  // places; `from` is left empty, with no gap.
+  void append(RecordQueue& from);
 
   bool empty() const { return count_ == 0; }
   // The oldest record (its framing) and its pid; only when !empty().
@@ -84,38 +108,44 @@ class RecordQueue {
   // at once, their bytes left in place until unpin(): a reader sends them
   // with no lock held. One lease at a time (n == 0 while one is out, or when
   // there is nothing). While it is out, reserve() never writes over its
-  // bytes (a record that would have to is not queued, as when the queue is
-  // full) and release() keeps the buffers.
+  // bytes (a record that would have to is not queued: it joins the gap at
+  // the back) and release() keeps the buffers.
   Runs lease(std::size_t max_bytes);
   void unpin();
   bool pinned() const { return pins_.n > 0; }
 
   // Accounting for a record that was not queued (reserve() gave nullptr):
-  // one record, or a lost-events record's count.
-  void drop_record() {
-    ++unreported_.count;
-    ++dropped_total_;
-  }
-  void drop_lost(std::uint64_t count, bool unknown) {
-    unreported_.count += count;
-    unreported_.unknown |= unknown;
-  }
-  // The same for a framed record (either kind) at `rec`.
-  void drop_framed(const std::uint8_t* rec);
+  // it joins the gap at the back, reported before the next record queued.
+  void drop_record();
 
-  // Events dropped because the queue was full, not yet reported: the
-  // records, plus the counts of the kernel's lost-events records among them
+  // Events missing before the front record, not yet reported: records
+  // dropped there (the oldest, or the newest of a queue that was empty),
+  // plus the counts of the kernel's lost-events records among them
   // (`unknown` if one of those had no exact count).
   struct Dropped {
     std::uint64_t count = 0;
     bool unknown = false;
+    bool any() const { return count || unknown; }
+    void add(const Dropped& o) {
+      count += o.count;
+      unknown |= o.unknown;
+    }
   };
   Dropped take_dropped() {
     Dropped d = unreported_;
     unreported_ = {};
+    if (empty()) {  // (what was after the back record is before the next one)
+      d.add(back_gap_);
+      back_gap_ = {};
+    }
     return d;
   }
-  bool has_dropped() const { return unreported_.count || unreported_.unknown; }
+  bool has_dropped() const { return unreported_.any() || (empty() && back_gap_.any()); }
+  // The gap before the front record as one report: take_dropped() joined
+  // with a lost-events record at the front (popped). `ts`: the time stamp
+  // of the first record after the gap (that lost-events record's when no
+  // record follows; 0 when there was none).
+  Dropped take_gap(std::uint64_t& ts);
   // Records (not lost-events records) dropped so far.
   std::uint64_t dropped_total() const { return dropped_total_; }
   std::uint64_t count() const { return count_; }
@@ -128,6 +158,16 @@ class RecordQueue {
   Memory map_memory(bool populate) const;
   void popped(std::size_t records, std::size_t bytes);
   void drop_oldest();
+  void drop_framed(const std::uint8_t* rec);  // the front record, into the gap before the front
+  // Room for a record at the back, dropping the oldest: reserve() with no
+  // gap to write.
+  std::uint8_t* place(std::int32_t pid, std::uint32_t size);
+  // A lost-events record at the back, reporting `gap` with the gap at the
+  // back (and the one at the front when it is the only record); false if
+  // there was no room for it.
+  bool place_lost(std::uint64_t ts, Dropped gap);
+  void gap_at_back(const Dropped& gap);
+  std::uint8_t* back_lost();  // the back record if it is a lost-events record
 
   // Memory mapped for the queue alone: unmapped, it goes back to the
   // system at once (the heap may keep a freed block, the sanitizers do).
@@ -147,7 +187,9 @@ class RecordQueue {
   Runs pins_;  // the bytes of the lease that is out (n == 0: none)
   bool overlaps_pins(std::size_t at, std::size_t size) const;
   std::uint64_t count_ = 0, dropped_total_ = 0;
-  Dropped unreported_;
+  Dropped unreported_;  // the gap before the front record
+  Dropped back_gap_;    // the gap after the back record (while empty, one with unreported_)
+  std::uint32_t cpu_ = 0;
 };
 
 class RecordQueue::Memory {

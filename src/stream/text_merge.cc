@@ -20,16 +20,11 @@ TextMerge::TextMerge(HubCpus& cpus, const Resolution& resolution, std::function<
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
 }
 
-// (A queue's dropped records are marked on the way, as they are met.)
-int TextMerge::oldest_head(std::string& out) {
+int TextMerge::oldest_head() {
   int best = -1;
   std::uint64_t best_ts = 0;
   for (std::size_t c = 0; c < cpus_.size(); ++c) {
     RecordQueue& q = cpus_[c]->queue;
-    if (RecordQueue::Dropped d = q.take_dropped(); d.count || d.unknown) {
-      out += lost_line(c, d.count, d.unknown);
-      continue;
-    }
     if (q.empty()) continue;
     if (best < 0 || q.front_ts() < best_ts) {
       best = static_cast<int>(c);
@@ -39,8 +34,14 @@ int TextMerge::oldest_head(std::string& out) {
   return best;
 }
 
+// A CPU's gap is marked when its first record after the gap is the oldest
+// head, so the mark stands after the records that came before the gap.
 void TextMerge::render_head(int cpu, std::string& out) {
   RecordQueue& q = cpus_[static_cast<std::size_t>(cpu)]->queue;
+  if (q.has_dropped()) {  // (the front, if it was a lost-events record, is in this mark)
+    render_gap(cpu, out);
+    return;
+  }
   eventfs_record_header h;
   std::memcpy(&h, q.front(), sizeof h);
   if (h.id == EVENTFS_ID_LOST) {
@@ -55,15 +56,24 @@ void TextMerge::render_head(int cpu, std::string& out) {
   q.pop();
 }
 
+void TextMerge::render_gap(int cpu, std::string& out) {
+  std::uint64_t ts;
+  const RecordQueue::Dropped d = cpus_[static_cast<std::size_t>(cpu)]->queue.take_gap(ts);
+  if (d.any()) out += lost_line(static_cast<std::size_t>(cpu), d.count, d.unknown);
+}
+
 bool TextMerge::take(std::size_t max, std::string& out) {
   comms_.refresh();  // (before the queues' locks: it may read saved_cmdlines)
   auto locks = lock_all(cpus_);
   std::size_t start = out.size();
   while (out.size() - start < max) {
-    const int best = oldest_head(out);
+    const int best = oldest_head();
     if (best < 0) break;
     render_head(best, out);
   }
+  // The gaps of CPUs with no record after them yet: marked now.
+  for (std::size_t c = 0; c < cpus_.size(); ++c)
+    if (cpus_[c]->queue.empty()) render_gap(static_cast<int>(c), out);
   return out.size() > start;
 }
 

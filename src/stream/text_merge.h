@@ -27,8 +27,9 @@ class TextMerge {
   bool take(std::size_t max, std::string& out);
 
  private:
-  int oldest_head(std::string& out);  // the CPU whose head is oldest, or -1
+  int oldest_head();  // the CPU whose head is oldest, or -1
   void render_head(int cpu, std::string& out);
+  void render_gap(int cpu, std::string& out);  // the CPU's gap before its front, if any
 
   HubCpus& cpus_;
   CommCache comms_;  // the task names

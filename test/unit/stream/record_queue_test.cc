@@ -160,11 +160,12 @@ TEST(RecordQueue, ALeasesBytesStayPutUntilUnpinned) {
   EXPECT_EQ(std::vector<std::uint8_t>(l.at[0], l.at[0] + l.bytes[0]), lent) << "a leased byte was written";
   EXPECT_EQ(q.count(), 2u);
   EXPECT_EQ(q.dropped_total(), 2u);
-  EXPECT_EQ(q.take_dropped().count, 2u);
+  EXPECT_FALSE(q.has_dropped()) << "the two dropped come after the two queued";
   EXPECT_FALSE(q.release()) << "never free a leased buffer";
   std::string out;
   EXPECT_EQ(q.take_into(out, 1 << 20, false), 2u);
   EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.take_dropped().count, 2u) << "now reported, after the records before them";
   EXPECT_FALSE(q.release());
   // Empty but leased: new records go after the lease, not over it at the front.
   q.push(7, record(7, 7).data());
@@ -198,6 +199,25 @@ TEST(RecordQueue, ALeaseAcrossTheWrapPinsBothRuns) {
   q.unpin();
   for (std::uint32_t i = 13; i <= 17; ++i) q.push(0, record(i, i).data());
   EXPECT_EQ(q.count(), 5u);
+}
+
+// Empty, with a lease's bytes up to the end of the buffer: the next record
+// starts again at the front, and is the front.
+TEST(RecordQueue, ARecordAfterALeaseThatEndsTheBufferIsTheFront) {
+  const std::uint32_t one = EVENTFS_RECORD_SIZE(8);
+  RecordQueue q(4 * one);
+  for (std::uint32_t i = 1; i <= 4; ++i) q.push(0, record(i, i).data());
+  q.pop();
+  ASSERT_EQ(q.lease(1 << 20).n, 1);  // records 2-4, up to the end
+  q.push(5, record(5, 5).data());
+  ASSERT_EQ(q.count(), 1u);
+  EXPECT_EQ(front_id(q), 5u);
+  EXPECT_EQ(q.front_ts(), 5u);
+  q.unpin();
+  for (std::uint32_t i = 6; i <= 8; ++i) q.push(0, record(i, i).data());
+  for (std::uint32_t i = 5; i <= 8; ++i, q.pop()) EXPECT_EQ(front_id(q), i);
+  EXPECT_TRUE(q.empty());
+  EXPECT_FALSE(q.has_dropped());
 }
 
 // Records of many sizes through a small queue, wrapping around its end
@@ -312,7 +332,7 @@ TEST(RecordQueue, AdoptsPrefaultedMemoryOnlyWhenItHasNoneOfItsOwn) {
   EXPECT_FALSE(q.has_memory()) << "took memory made for another size";
   q.adopt(q.prefaulted());
   ASSERT_TRUE(q.has_memory());
-  std::uint8_t* at = q.reserve(7, EVENTFS_RECORD_SIZE(8));
+  std::uint8_t* at = q.reserve(7, EVENTFS_RECORD_SIZE(8), 10);
   ASSERT_NE(at, nullptr);
   std::memcpy(at, record(1, 10).data(), EVENTFS_RECORD_SIZE(8));
   q.adopt(q.prefaulted());  // has memory: this is freed

@@ -1,0 +1,56 @@
+// The merged text stream (trace_pipe) marks a CPU's gap where it is in
+// time: after the other CPUs' older records, just before that CPU's first
+// record after the gap.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "eventfs/record.h"
+#include "projection/projection.h"
+#include "stream/hub_cpu.h"
+#include "stream/text_merge.h"
+#include "support/fixture_kernels.h"
+
+namespace eventfs {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(TextMerge, ACpusGapIsMarkedAfterTheOtherCpusOlderRecords) {
+  testing::ResolvedFixture fx("linux-6.18");
+  ASSERT_FALSE(fx.resolution.available.empty());
+  ProjectionTable table(fx.resolution.available);
+  const Projection& p = table.projections().front();
+  const std::uint32_t size = record_size(p);
+  auto record = [&](std::uint64_t ts) {
+    std::vector<std::uint8_t> r(size, 0);
+    eventfs_record_header h{size, p.stable_id(), ts, 1, EVENTFS_RECORD_VERSION, 0};
+    std::memcpy(r.data(), &h, sizeof h);
+    return r;
+  };
+  HubCpus cpus;
+  cpus.push_back(std::make_unique<HubCpu>(1 << 20, 1 << 16, size));
+  cpus.push_back(std::make_unique<HubCpu>(2 * size, 1 << 16, size));  // room for two records
+  for (std::uint64_t us : {1000, 3000}) cpus[0]->queue.push(1, record(us * 1000).data());
+  for (std::uint64_t us : {500, 1500, 2000}) cpus[1]->queue.push(1, record(us * 1000).data());  // 500 dropped
+  TextMerge merge(cpus, fx.resolution, [] { return std::string(); });
+  std::string out;
+  ASSERT_TRUE(merge.take(1 << 20, out));
+  const std::vector<std::string> lines = lines_of(out);
+  ASSERT_EQ(lines.size(), 5u) << out;
+  const char* expected[] = {" 0.001000: ", "CPU:1 [LOST 1 EVENTS]", " 0.001500: ", " 0.002000: ", " 0.003000: "};
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    EXPECT_NE(lines[i].find(expected[i]), std::string::npos) << "line " << i << " of:\n" << out;
+}
+
+}  // namespace
+}  // namespace eventfs
