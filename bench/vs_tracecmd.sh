@@ -110,6 +110,7 @@ for c in trace-cmd babeltrace2 bc; do
 done
 
 tool=""     # the tool_usage process of the recorder running, if any
+kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill -KILL "$1" 2>/dev/null; }
 loads=()    # the workload processes running
 more_cleanup() {
   local p
@@ -117,7 +118,7 @@ more_cleanup() {
   for p in "${loads[@]}"; do kill -TERM "$p" 2>/dev/null; done
   if [ -n "$tool" ]; then
     for _ in $(seq 300); do kill -0 "$tool" 2>/dev/null || break; sleep 0.05; done
-    kill -KILL "$tool" 2>/dev/null
+    kill -0 "$tool" 2>/dev/null && kill_tree "$tool"
   fi
   # Only these: the daemon is a child too, and ends at the unmount.
   for p in $tool "${loads[@]}"; do wait "$p" 2>/dev/null; done
