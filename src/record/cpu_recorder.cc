@@ -45,7 +45,11 @@ void CpuRecorder::stop_on(Error e) {
 
 Status CpuRecorder::write_record(const unsigned char* p) {
   const auto* h = reinterpret_cast<const eventfs_record_header*>(p);
-  if (h->timestamp < control_.start.load(std::memory_order_relaxed)) {
+  // A lost-events record stamped 0 has no time (eventfs dropped records
+  // from a queue that held none when it was read): it is kept, as it may
+  // be the recording's own.
+  const bool timeless_loss = h->id == EVENTFS_ID_LOST && h->timestamp == 0;
+  if (h->timestamp < control_.start.load(std::memory_order_relaxed) && !timeless_loss) {
     older_.fetch_add(1, std::memory_order_relaxed);
     return {};
   }

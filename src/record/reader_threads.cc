@@ -41,6 +41,11 @@ Status ReaderThreads::start() {
   return {};
 }
 
+ReaderThreads::~ReaderThreads() {
+  if (!threads_.empty()) control_.phase = RecordControl::kStop;
+  join();
+}
+
 void ReaderThreads::join() {
   for (auto& t : threads_)
     if (t.joinable()) t.join();

@@ -21,7 +21,8 @@ class ReaderThreads {
 
   // The recorders outlive this object; `control` says when to stop.
   ReaderThreads(std::vector<CpuRecorder*> cpus, RecordControl& control);
-  ~ReaderThreads() { join(); }
+  // Stops (kStop) and joins threads still running.
+  ~ReaderThreads();
   ReaderThreads(const ReaderThreads&) = delete;
   ReaderThreads& operator=(const ReaderThreads&) = delete;
 

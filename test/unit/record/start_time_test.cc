@@ -79,17 +79,20 @@ TEST(RecordStartTime, RecordsAndLossesOlderThanTheStartAreNotWritten) {
   add_event_record(bytes, e.id, 1000, 4);
   add_lost_record(bytes, 1500, 3);      // a loss while recording
   add_event_record(bytes, e.id, 1600, 5);
+  add_lost_record(bytes, 0, 2);         // a loss without a time: kept
   EXPECT_EQ(r.take(bytes.data(), bytes.size()), bytes.size());
   ASSERT_TRUE(r.finish());
   EXPECT_EQ(r.events(), 2u);
-  EXPECT_EQ(r.lost(), 3u);
+  EXPECT_EQ(r.lost(), 5u);
   EXPECT_EQ(r.older(), 4u);
   EXPECT_EQ(r.skipped(), 0u);
 
+  // Each loss closes the packet before it; the last loss gets an empty packet.
   auto packets = packets_of(eventfs_it::slurp(dir / "out/stream_0"));
-  ASSERT_EQ(packets.size(), 2u);  // the loss while recording closes the first
+  ASSERT_EQ(packets.size(), 3u);
   EXPECT_EQ(packets[0], std::make_pair(std::uint64_t{1000}, std::uint64_t{0}));
   EXPECT_EQ(packets[1], std::make_pair(std::uint64_t{1600}, std::uint64_t{3}));
+  EXPECT_EQ(packets[2], std::make_pair(std::uint64_t{1600}, std::uint64_t{5}));
 }
 
 }  // namespace
