@@ -479,9 +479,16 @@ TEST_F(RecordTest, ACommandIsRecordedUntilItEnds) {
   MountedEventfs m;
   ASSERT_TRUE(m.Start());
   const std::string out = m.dir() / "rec";
-  RunResult r = record({"-m", m.path(), "-e", "sched_process_*", "-o", out, "--", "/bin/sh", "-c", "/bin/true; exit 3"});
+  const std::string fds = m.dir() / "fds";
+  RunResult r = record({"-m", m.path(), "-e", "sched_process_*", "-o", out, "--", "/bin/sh", "-c",
+                        "/bin/true; ls -l /proc/$$/fd > " + fds + "; exit 3"});
   ASSERT_EQ(r.exit_code(), 0) << r.describe();
   EXPECT_NE(r.err.find("exited with status 3"), std::string::npos) << r.describe();
+  // The command inherits none of the recorder's files (its holds, streams, trace).
+  const std::string open_files = slurp(fds);
+  EXPECT_NE(open_files.find(" 1 -> " + fds), std::string::npos) << open_files;  // the listing's own
+  EXPECT_EQ(open_files.find(m.path()), std::string::npos) << open_files;
+  EXPECT_EQ(open_files.find(out), std::string::npos) << open_files;
   Babeltrace bt = babeltrace(out);
   ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);
   // The shell forks /bin/true, which execs and exits.
