@@ -1,15 +1,15 @@
 // The recorder of one CPU: reads <mount>/per_cpu/cpuN/trace_pipe_raw
-// (O_NONBLOCK and poll(2)) and writes what it reads into that CPU's CTF
-// stream, on a thread of its own.
+// (O_NONBLOCK) into a buffer a reader thread lends it (reader_threads.h) and
+// writes what it reads into that CPU's CTF stream. Records older than the
+// recording's start (RecordControl::start), lost-events records included,
+// are not written: they were in the rings before the recording began.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <thread>
 #include <unordered_map>
-#include <vector>
 
 #include "error/result.h"
 #include "record/mount_layout.h"
@@ -22,52 +22,68 @@ struct RecordControl {
   enum Phase { kRecord, kDrain, kStop };
   std::atomic<int> phase{kRecord};
   std::atomic<bool> failed{false};  // a recorder stopped on an error
+  // The trace clock's time when the recording started (start_time.h); set
+  // before the reader threads start.
+  std::atomic<std::uint64_t> start{0};
 };
 
 class CpuRecorder {
  public:
-  CpuRecorder(const MountLayout& layout, int cpu, RecordControl& control, std::size_t read_size);
+  // `packet_size`: of the stream's packets (StreamWriter::packet_size_for()).
+  CpuRecorder(const MountLayout& layout, int cpu, RecordControl& control,
+              std::size_t packet_size = StreamWriter::kPacketSize);
   ~CpuRecorder();
   CpuRecorder(const CpuRecorder&) = delete;
   CpuRecorder& operator=(const CpuRecorder&) = delete;
 
   // Opens the stream and creates <dir>/stream_<cpu>.
   Status open(const std::string& dir);
-  // Starts the thread; an error when the system has none to give.
-  Status start();
-  // Waits for the thread (which ends once the control's phase says so) and
-  // writes the last packet; the error that stopped the recorder, if one did.
-  Status join();
+
+  enum class ReadResult { kData, kEmpty, kDone };
+  // One read(2) of the stream into buf[0, cap) and what it held written:
+  // kData, kEmpty (EAGAIN), or kDone when the recorder stopped (the stream
+  // ended, or an error: see finish()). A read returns whole records when
+  // `cap` holds the next one (eventfs(5)); a record larger is an error.
+  ReadResult read_into(unsigned char* buf, std::size_t cap);
+
+  // Writes (or skips) the whole records at the start of p[0, n); returns
+  // the bytes they take.
+  std::size_t take(const unsigned char* p, std::size_t n);
+
+  // Once no thread reads this recorder: writes the last packet (what was
+  // read is kept, whatever stopped the recording); the error that stopped
+  // the recorder, if one did.
+  Status finish();
 
   int cpu() const { return cpu_; }
+  int fd() const { return fd_; }
+  bool stopped() const { return error_.has_value(); }
   const StreamWriter& writer() const { return writer_; }
   std::uint64_t events() const { return events_.load(std::memory_order_relaxed); }
   std::uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
   std::uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
   std::uint64_t skipped() const { return skipped_.load(std::memory_order_relaxed); }
+  // Records (lost-events records included) from before the start.
+  std::uint64_t older() const { return older_.load(std::memory_order_relaxed); }
 
  private:
   struct Kind {
     std::size_t size = 0, end = 0, padded = 0;
   };
-  void run();
   // Stops this recorder (and tells the others) on its first error.
   void stop_on(Error e);
-  // Writes the whole records at the start of buf_[0, n); returns the bytes used.
-  std::size_t consume(const unsigned char* p, std::size_t n);
+  Status write_record(const unsigned char* p);
 
   const MountLayout& layout_;
   int cpu_;
   RecordControl& control_;
+  std::size_t packet_size_;
   std::unordered_map<std::uint32_t, Kind> kinds_;
-  std::vector<std::uint64_t> buf_;  // 8-aligned, as records are
-  std::size_t read_size_;
   int fd_ = -1;
   std::string path_;
-  std::optional<Error> error_;  // set by the thread, read after join()
+  std::optional<Error> error_;  // set by the reading thread, read after it is done
   StreamWriter writer_;
-  std::thread thread_;
-  std::atomic<std::uint64_t> events_{0}, lost_{0}, bytes_{0}, skipped_{0};
+  std::atomic<std::uint64_t> events_{0}, lost_{0}, bytes_{0}, skipped_{0}, older_{0};
 };
 
 }  // namespace eventfs::record

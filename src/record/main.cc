@@ -24,10 +24,13 @@
 
 #include "error/result.h"
 #include "record/cpu_recorder.h"
-#include "record/event_enabler.h"
+#include "record/event_holds.h"
 #include "record/find_mount.h"
 #include "record/mount_layout.h"
 #include "record/options.h"
+#include "record/reader_threads.h"
+#include "record/start_time.h"
+#include "record/stream_writer.h"
 #include "record/tsdl.h"
 #include "tracefs/file_io.h"
 
@@ -156,38 +159,66 @@ Result<pid_t> run_command(const std::vector<std::string>& cmd) {
   return pid;
 }
 
+// How long a command gets to end after the signal the recorder sends it,
+// before SIGKILL.
+constexpr auto kCommandGrace = std::chrono::seconds(2);
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGKILL: return "SIGKILL";
+    default: return "a signal";
+  }
+}
+
 class Recording {
  public:
   explicit Recording(const Options& o) : opts_(o) {}
 
   // Everything before the recording proper: the mount read, the trace's
-  // metadata written, the streams open, the events on and the command run.
+  // metadata written, the streams open, the events held, the start time
+  // read, the reader threads started and the command run.
   Status start() {
     if (Status s = read_layout(); !s) return s;
     if (Status s = write_metadata(); !s) return s;
     if (Status s = open_streams(); !s) return s;
-    return turn_on();
+    if (Status s = hold_events(); !s) return s;
+    if (Status s = read_start(); !s) return s;
+    threads_ = std::make_unique<ReaderThreads>(recorder_ptrs(), control_);
+    if (Status s = threads_->start(); !s) return s;
+    return run_the_command();
   }
 
   // Until a signal, the end of -t or of the command, or a recorder's error.
   void wait_for_end();
 
-  // Turns the events back off, drains and closes the streams; the first
-  // recorder's error, else the one of turning the events off.
+  // Lets the events go, drains and closes the streams, and ends a command
+  // still running (on a recorder's error); the first recorder's error.
   Status finish() {
-    Status restored = enabler_->restore();
+    // A signal that ended the recording goes on to the command at once.
+    if (signal_ && child_ > 0) ::kill(child_, signal_);
+    holds_.reset();
     Status recorded = stop_recorders();
-    reap_child();
     if (progress_shown_) std::fputs("\r\033[K", stderr);
-    return recorded ? std::move(restored) : std::move(recorded);
+    if (!recorded) {
+      if (int sig = end_command(SIGTERM); sig != 0)
+        return fail(recorded.code(), fmt::format("{} ({} was ended with {})", recorded.reason(), opts_.command[0],
+                                                 signal_name(sig)));
+      return recorded;
+    }
+    (void)end_command(signal_, /*send=*/false);
+    return recorded;
   }
 
   void print_summary() const;
 
-  // On a failure before the end: turn things back off and keep what was written.
+  // On a failure before the end: let things go and keep what was written.
   void abort() {
-    if (enabler_) (void)enabler_->restore();
+    holds_.reset();
     (void)stop_recorders();
+    (void)end_command(SIGTERM);
   }
 
  private:
@@ -216,27 +247,42 @@ class Recording {
     return write_whole_file(out_dir_ + "/metadata", tsdl_metadata(layout_, host));
   }
 
-  // A recorder per CPU, its stream open and its thread started.
+  // A recorder per CPU, its stream open (eventfs reads the rings from then
+  // on) and its stream file made. Its memory: one packet, of a size that
+  // keeps all of them within 16 MiB (StreamWriter::packet_size_for()).
   Status open_streams() {
-    // Bounded memory: a read buffer per CPU of at most 1 MiB, and 16 MiB in all.
-    std::size_t read_size = 16u * 1024 * 1024 / layout_.cpus.size();
-    read_size = std::clamp<std::size_t>(read_size, 64 * 1024, 1024 * 1024) / 8 * 8;
+    const std::size_t packet = StreamWriter::packet_size_for(layout_.cpus.size());
     for (int cpu : layout_.cpus) {
-      auto r = std::make_unique<CpuRecorder>(layout_, cpu, control_, read_size);
+      auto r = std::make_unique<CpuRecorder>(layout_, cpu, control_, packet);
       if (Status s = r->open(out_dir_); !s) return s;
       recorders_.push_back(std::move(r));
     }
-    for (auto& r : recorders_)
-      if (Status s = r->start(); !s) return s;
     return {};
   }
 
-  // The streams are open before the events are on: nothing is missed.
-  Status turn_on() {
+  std::vector<CpuRecorder*> recorder_ptrs() {
+    std::vector<CpuRecorder*> out;
+    for (auto& r : recorders_) out.push_back(r.get());
+    return out;
+  }
+
+  // The streams are open before the events are held: nothing is missed.
+  Status hold_events() {
     std::vector<std::string> names;
     for (const auto& e : layout_.events) names.push_back(e.name);
-    enabler_ = std::make_unique<EventEnabler>(layout_.mount);
-    if (Status s = enabler_->enable(names); !s) return s;
+    holds_ = std::make_unique<EventHolds>(layout_.mount);
+    return holds_->hold(names);
+  }
+
+  // Once the events are on: what is older was in the rings before.
+  Status read_start() {
+    auto now = read_clock_now(layout_.mount, layout_.cpus.front());
+    if (!now) return std::move(now).error();
+    control_.start = *now;
+    return {};
+  }
+
+  Status run_the_command() {
     if (opts_.command.empty()) return {};
     auto child = run_command(opts_.command);
     if (!child) return std::move(child).error();
@@ -245,7 +291,7 @@ class Recording {
   }
 
   struct Totals {
-    std::uint64_t events = 0, lost = 0, bytes = 0, skipped = 0;
+    std::uint64_t events = 0, lost = 0, bytes = 0, skipped = 0, older = 0;
   };
   Totals totals() const {
     Totals t;
@@ -254,30 +300,48 @@ class Recording {
       t.lost += r->lost();
       t.bytes += r->bytes();
       t.skipped += r->skipped();
+      t.older += r->older();
     }
     return t;
   }
 
-  // The recorders' first error, once all are done.
+  // The recorders' first error, once the threads are done and the last
+  // packets written.
   Status stop_recorders() {
     control_.phase = control_.failed ? RecordControl::kStop : RecordControl::kDrain;
+    if (threads_) threads_->join();
     Status first;
     for (auto& r : recorders_)
-      if (Status s = r->join(); !s && first) first = std::move(s);
+      if (Status s = r->finish(); !s && first) first = std::move(s);
     return first;
   }
 
-  // The command, signalled when the recording ended first, gets a moment to end.
-  void reap_child() {
-    for (int i = 0; i < 40 && child_ > 0; ++i) {
+  // A command still running gets `sig` (unless `send` is false: it had it
+  // already), and SIGKILL kCommandGrace later; it is reaped either way. The
+  // signal that ended it, or 0 when it had ended already (or there is none).
+  int end_command(int sig, bool send = true) {
+    if (child_ <= 0) return 0;
+    auto reaped = [this] {
       int st = 0;
-      if (::waitpid(child_, &st, WNOHANG) == child_) {
-        child_ = -1;
-        child_status_ = st;
-      } else {
-        ::usleep(50 * 1000);
-      }
+      if (::waitpid(child_, &st, WNOHANG) != child_) return false;
+      child_ = -1;
+      child_status_ = st;
+      return true;
+    };
+    if (reaped()) return 0;
+    if (send) ::kill(child_, sig);
+    const auto deadline = Clock::now() + kCommandGrace;
+    while (Clock::now() < deadline) {
+      if (reaped()) return sig;
+      ::usleep(20 * 1000);
     }
+    ::kill(child_, SIGKILL);
+    int st = 0;
+    while (::waitpid(child_, &st, 0) < 0 && errno == EINTR) {
+    }
+    child_ = -1;
+    child_status_ = st;
+    return SIGKILL;
   }
 
   const Options& opts_;
@@ -285,7 +349,8 @@ class Recording {
   std::string out_dir_;
   RecordControl control_;
   std::vector<std::unique_ptr<CpuRecorder>> recorders_;
-  std::unique_ptr<EventEnabler> enabler_;
+  std::unique_ptr<ReaderThreads> threads_;
+  std::unique_ptr<EventHolds> holds_;
   pid_t child_ = -1;
   std::optional<int> child_status_;
   int signal_ = 0;
@@ -306,7 +371,6 @@ void Recording::wait_for_end() {
     int sig = ::sigtimedwait(&set, nullptr, &ts);
     if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
       signal_ = sig;
-      if (child_ > 0) ::kill(child_, sig);
       break;
     }
     if (child_ > 0) {
@@ -338,6 +402,7 @@ void Recording::print_summary() const {
   for (const auto& r : recorders_) packets += r->writer().packets();
   std::string extra;
   if (t.skipped) extra += fmt::format(", {} records of other events skipped", t.skipped);
+  if (t.older) extra += fmt::format(", {} records from before the start skipped", t.older);
   if (child_status_ && WIFEXITED(*child_status_) && WEXITSTATUS(*child_status_) != 0)
     extra += fmt::format(", {} exited with status {}", opts_.command[0], WEXITSTATUS(*child_status_));
   if (child_status_ && WIFSIGNALED(*child_status_))
@@ -348,7 +413,10 @@ void Recording::print_summary() const {
                out_dir_.c_str(), extra.c_str());
 }
 
-// Records as the options say: 0, or 1 after one line on stderr.
+// Records as the options say: 0 when the recording ran to its end (-t, the
+// command's end, or a signal) and was written whole; 1, after one line on
+// stderr, when it could not start or stopped before its end (see
+// eventfs-record(1), EXIT STATUS).
 int record(const Options& opts) {
   Recording rec(opts);
   try {
@@ -361,7 +429,7 @@ int record(const Options& opts) {
     rec.print_summary();
     return 0;
   } catch (const std::bad_alloc& e) {
-    // The one exception that gets here; the events go back off all the same.
+    // The one exception that gets here; the holds end all the same.
     rec.abort();
     return report_failure(e.what());
   }
@@ -373,7 +441,9 @@ int record(const Options& opts) {
 int main(int argc, char** argv) {
   using namespace eventfs::record;
   // The signals that end a recording are taken by the main thread only (in
-  // sigtimedwait), so that the events are turned back off whatever stops it.
+  // sigtimedwait), so that the streams are drained and the last packets
+  // written whatever stops it. (The events' holds end with the process,
+  // whatever it dies of.)
   sigset_t set;
   sigemptyset(&set);
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, s);

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -256,6 +257,18 @@ Result<NamedType> parse_named_type(const std::string& name, const std::string& t
   }
 }
 
+Result<std::uint32_t> parse_event_id(const std::string& text, const std::string& what) {
+  const std::string id = trim(text);
+  std::uint32_t v = 0;
+  auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), v);
+  // Decimal digits only: from_chars would also take a leading '-'.
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos || ec != std::errc() ||
+      end != id.data() + id.size())
+    return fail(EINVAL, fmt::format("{}: '{}' is not an event id (a decimal from 1 to {})", what, id, UINT32_MAX));
+  if (v == EVENTFS_ID_LOST) return fail(EINVAL, what + ": id 0 is the lost-events record's");
+  return v;
+}
+
 std::string selected_clock(const std::string& text) {
   std::size_t open = text.find('['), close = text.find(']');
   if (open != std::string::npos && close != std::string::npos && close > open + 1)
@@ -423,11 +436,9 @@ Result<Event> read_event(const MountLayout& l, const std::string& name) {
   e.fields = std::move(fields).value();
   auto id_text = read_text(dir + "/id");
   if (!id_text) return std::move(id_text).error();
-  const std::string id = trim(*id_text);
-  auto number = to_number(id);
-  if (!number) return fail(EINVAL, not_a_number(dir + "/id", id));
-  e.id = *number;
-  if (e.id == EVENTFS_ID_LOST) return fail(EINVAL, dir + "/id: id 0 is the lost-events record's");
+  auto id = parse_event_id(*id_text, dir + "/id");
+  if (!id) return std::move(id).error();
+  e.id = *id;
   if (Status s = check_types_of(l, e, dir); !s) return std::move(s).error();
   return e;
 }
@@ -472,6 +483,9 @@ Result<MountLayout> read_mount(const std::string& mount, const std::vector<std::
   if (Status s = read_events(l, patterns); !s) return std::move(s).error();
   if (auto clock = read_whole_file(mount + "/trace_clock"); clock && !selected_clock(*clock).empty())
     l.clock = selected_clock(*clock);
+  auto clock_decl = declare_clock(l.clock, ::sysconf(_SC_CLK_TCK), mount);
+  if (!clock_decl) return std::move(clock_decl).error();
+  l.clock_decl = *clock_decl;
   if (Status s = read_cpus(mount, l); !s) return std::move(s).error();
   return l;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "error/result.h"
+#include "record/trace_clock.h"
 
 namespace eventfs::record {
 
@@ -49,6 +50,7 @@ struct MountLayout {
   std::vector<Event> events;                  // the chosen ones, in available_events order
   std::vector<Field> header_fields;           // the record header, from <mount>/header
   std::string clock = "local";                // the instance's trace clock
+  ClockDeclaration clock_decl;                // its frequency
   std::vector<int> cpus;                      // per_cpu/cpuN present
 
   const NamedType* enum_of(const std::string& event, const std::string& field) const;
@@ -64,11 +66,17 @@ Result<std::vector<Field>> parse_format(const std::string& text, const std::stri
 // Parses one types/ file; EINVAL with a reason naming `what`.
 Result<NamedType> parse_named_type(const std::string& name, const std::string& text, const std::string& what);
 
+// The text of an EVENT/id file: a decimal of 1 to 2^32-1 (an id the catalog
+// gives, or one eventfs derives, which has its top bit set); EINVAL with a
+// reason naming `what` otherwise.
+Result<std::uint32_t> parse_event_id(const std::string& text, const std::string& what);
+
 // The selected clock of a tracefs-style trace_clock file ("[local] global").
 std::string selected_clock(const std::string& text);
 
 // Reads the mount and the chosen events (names or globs, each must match at
-// least one available event); the error's reason is one line.
+// least one available event) and declares its clock (declare_clock()); the
+// error's reason is one line.
 Result<MountLayout> read_mount(const std::string& mount, const std::vector<std::string>& patterns);
 
 }  // namespace eventfs::record

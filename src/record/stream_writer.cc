@@ -25,15 +25,22 @@ StreamWriter::~StreamWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Status StreamWriter::open(const std::string& path, std::uint32_t cpu) {
+std::size_t StreamWriter::packet_size_for(std::size_t streams) {
+  constexpr std::size_t kAll = 16u * 1024 * 1024;
+  const std::size_t each = kAll / std::max<std::size_t>(streams, 1);
+  return std::clamp(each, kMinPacketSize, kPacketSize) / 8 * 8;
+}
+
+Status StreamWriter::open(const std::string& path, std::uint32_t cpu, std::size_t packet_size) {
   path_ = path;
   cpu_ = cpu;
+  packet_size_ = std::clamp(packet_size, kMinPacketSize, kPacketSize) / 8 * 8;
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     int e = errno;
     return fail(e, fmt::format("cannot create {}: {}", path, std::strerror(e)));
   }
-  buf_.assign(kPacketSize, 0);
+  buf_.assign(packet_size_, 0);
   return {};
 }
 
@@ -46,7 +53,7 @@ void StreamWriter::start_packet(std::uint64_t timestamp) {
 Status StreamWriter::add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload,
                              std::size_t size, std::size_t end, std::size_t padded) {
   const std::size_t need = kEventHeadSize + padded;
-  if (used_ != 0 && used_ + need > kPacketSize)
+  if (used_ != 0 && used_ + need > packet_size_)
     if (Status s = flush(); !s) return s;
   if (used_ == 0) {
     start_packet(timestamp);
@@ -117,8 +124,8 @@ Status StreamWriter::flush() {
   last_end_ = end_;
   discarded_written_ = discarded_;
   used_ = 0;
-  if (buf_.size() > kPacketSize) {
-    buf_.resize(kPacketSize);
+  if (buf_.size() > packet_size_) {
+    buf_.resize(packet_size_);
     buf_.shrink_to_fit();
   }
   return {};

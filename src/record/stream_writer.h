@@ -16,15 +16,22 @@ namespace eventfs::record {
 
 class StreamWriter {
  public:
-  static constexpr std::size_t kPacketSize = 64 * 1024;  // the most one packet holds (but one larger event)
+  // The most one packet holds (but one larger event), and the least a
+  // caller may choose (packet_size_for()).
+  static constexpr std::size_t kPacketSize = 64 * 1024;
+  static constexpr std::size_t kMinPacketSize = 4 * 1024;
+  // The packet size of each of `streams` streams: 64 KiB, or less when
+  // there are more than 256 (16 MiB in all, but at least 4 KiB each).
+  static std::size_t packet_size_for(std::size_t streams);
 
   StreamWriter() = default;
   ~StreamWriter();
   StreamWriter(const StreamWriter&) = delete;
   StreamWriter& operator=(const StreamWriter&) = delete;
 
-  // Creates `path` (which must not exist).
-  Status open(const std::string& path, std::uint32_t cpu);
+  // Creates `path` (which must not exist); packets of at most
+  // `packet_size` bytes (kMinPacketSize to kPacketSize).
+  Status open(const std::string& path, std::uint32_t cpu, std::size_t packet_size = kPacketSize);
 
   // Appends an event; `payload` holds `size` bytes; the metadata's fields
   // end at `end` and the next event starts at `padded` (`end` rounded up to
@@ -50,6 +57,7 @@ class StreamWriter {
   int fd_ = -1;
   std::uint32_t cpu_ = 0;
   std::vector<unsigned char> buf_;
+  std::size_t packet_size_ = kPacketSize;
   std::size_t used_ = 0;             // bytes of the open packet; 0: none open
   std::size_t content_ = 0;          // where its last event's fields end (content_size)
   std::uint64_t begin_ = 0, end_ = 0;  // the open packet's time stamps

@@ -92,16 +92,16 @@ std::string tsdl_metadata(const MountLayout& l, const std::string& hostname) {
       "}};\n\n",
       quoted(hostname), quoted(l.mount));
   out += fmt::format(
-      "/* The trace clock of eventfs's tracefs instance, in nanoseconds. */\n"
+      "/* The trace clock of eventfs's tracefs instance, in {}. */\n"
       "clock {{\n"
       "\tname = {};\n"
       "\tdescription = {};\n"
-      "\tfreq = 1000000000;\n"
+      "\tfreq = {};\n"
       "\toffset = 0;\n"
       "\tabsolute = false;\n"
       "}};\n\n"
       "typealias integer {{ size = 64; align = 64; signed = false; map = clock.{}.value; }} := uint64_clock_t;\n\n",
-      clock, quoted("tracefs trace clock " + l.clock), clock);
+      l.clock_decl.unit, clock, quoted("tracefs trace clock " + l.clock), l.clock_decl.freq, clock);
   out += fmt::format(
       "stream {{\n"
       "\tid = 0;\n"

@@ -1,6 +1,11 @@
 #include "stream/cpu_stats.h"
 
+#include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <mutex>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -18,7 +23,40 @@ void accumulate(RingStats& acc, const RingStats& s) {
   acc.swaps += s.swaps;
 }
 
-std::string cpu_stats_text(HubCpu& c, const RingSession& session, std::size_t cpu) {
+namespace {
+
+std::optional<std::uint64_t> decimal(std::string_view s) {
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// The kernel's "now ts:" line: "now ts: %5llu.%06lu" (seconds and
+// microseconds) for the clocks that count ns, "now ts: %llu" for the others.
+std::optional<std::uint64_t> kernel_now(const std::string& stats) {
+  constexpr std::string_view kKey = "\nnow ts:";
+  const std::string text = "\n" + stats;
+  const std::size_t at = text.find(kKey);
+  if (at == std::string::npos) return std::nullopt;
+  const std::size_t begin = at + kKey.size(), end = text.find('\n', begin);
+  std::string_view v(text.data() + begin, (end == std::string::npos ? text.size() : end) - begin);
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+  const std::size_t dot = v.find('.');
+  if (dot == std::string_view::npos) return decimal(v);
+  auto secs = decimal(v.substr(0, dot));
+  auto usecs = decimal(v.substr(dot + 1));
+  if (!secs || !usecs || v.size() - dot - 1 != 6) return std::nullopt;
+  return *secs * 1000000000u + *usecs * 1000u;
+}
+
+}  // namespace
+
+std::string cpu_stats_text(HubCpu& c, const RingSession& session, const RingFiles& files, std::size_t cpu) {
+  std::string clock_now;
+  if (auto kernel = files.read_stats(static_cast<int>(cpu)))
+    if (auto now = kernel_now(*kernel)) clock_now = fmt::format("clock now: {}\n", *now);
   std::lock_guard lock(c.mu);
   RingStats s = c.closed;
   const char* mode = "closed";
@@ -38,9 +76,10 @@ std::string cpu_stats_text(HubCpu& c, const RingSession& session, std::size_t cp
       "dropped by eventfs: {}\n"
       "sub-buffers: {}\n"
       "reader swaps: {}\n"
-      "reader: {}\n",
+      "reader: {}\n"
+      "{}",
       q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(), s.subbufs,
-      s.swaps, mode);
+      s.swaps, mode, clock_now);
 }
 
 }  // namespace eventfs

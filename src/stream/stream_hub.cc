@@ -69,7 +69,7 @@ std::shared_ptr<StreamChannel> StreamHub::cpu_channel(int cpu) {
 
 std::string StreamHub::stats_text(int cpu) {
   const auto i = static_cast<std::size_t>(cpu);
-  return cpu_stats_text(*cpu_.at(i), session_, i);
+  return cpu_stats_text(*cpu_.at(i), session_, files_, i);
 }
 
 void StreamHub::report(const std::string& line) {

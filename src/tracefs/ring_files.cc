@@ -48,6 +48,13 @@ Result<std::uint64_t> RingFiles::read_overrun(int cpu) const {
   return static_cast<std::uint64_t>(std::strtoull(p + 8, nullptr, 10));
 }
 
+Result<std::string> RingFiles::read_stats(int cpu) const {
+  const std::string path = fmt::format("{}/per_cpu/cpu{}/stats", path_, cpu);
+  auto text = read_whole_file(path);
+  if (!text) return fail(text.code(), fmt::format("{}: {}", path, std::strerror(text.code())));
+  return text;
+}
+
 std::string RingFiles::first_of(const char* rel, std::string* where) const {
   for (const std::string& p : {path_ + "/" + rel, path_ + "/../../" + rel}) {
     auto text = read_whole_file(p);

@@ -23,6 +23,8 @@ class RingFiles {
   Result<int> open_trace_pipe() const;
   // The "overrun:" count of per_cpu/cpuN/stats, or why it cannot be read.
   Result<std::uint64_t> read_overrun(int cpu) const;
+  // The text of the kernel's per_cpu/cpuN/stats, or why it cannot be read.
+  Result<std::string> read_stats(int cpu) const;
   // events/header_page and events/header_event: the instance's, else the top
   // level's; empty when neither has it (a copy of the tree for tests). `where`
   // (if given) gets the path the text came from.

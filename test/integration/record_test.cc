@@ -137,6 +137,21 @@ class Recorder {
     if (err_ >= 0) ::close(err_);
   }
   pid_t pid() const { return pid_; }
+  // Whether its recording has begun: its reader threads run once its streams
+  // are open, its events held and its start time read.
+  bool Started() const { return pid_ > 0 && list_dir("/proc/" + std::to_string(pid_) + "/task").size() >= 2; }
+  // Waits (bounded) for it to end on its own and returns the wait status
+  // (-1: it did not end in time, and was killed).
+  int Wait(std::chrono::milliseconds limit) {
+    if (pid_ <= 0) return status_;
+    if (!wait_exit(pid_, limit, status_)) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status_, 0);
+      status_ = -1;
+    }
+    pid_ = -1;
+    return status_;
+  }
   // Sends `sig` and returns the wait status (-1: it did not end within 15 s).
   int Stop(int sig = SIGINT) {
     if (pid_ <= 0) return status_;
@@ -224,7 +239,8 @@ TEST_F(RecordTest, SchedSwitchOfTwoKnownThreadsMatchesTracePipeAndALibtraceevent
   ASSERT_TRUE(Writes(ref / "events/sched/sched_switch/enable", "1"));
   ASSERT_TRUE(Writes(b / "sched_switch/enable", "1", b / "error_log"));
   Recorder rec({"-m", a.path(), "-e", "sched_switch", "-o", out});
-  ASSERT_TRUE(wait_until([&] { return slurp(a / "sched_switch/enable") == "1\n"; }, 5s)) << rec.Stderr();
+  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
+  ASSERT_EQ(slurp(a / "sched_switch/enable"), "1\n");
   const int cpu = test_cpu();
   PingPongResult pp = ping_pong(200, cpu);
   std::this_thread::sleep_for(50ms);
@@ -294,8 +310,7 @@ TEST_F(RecordTest, EveryMarkerOnceInOrderWithItsTaskAndCpu) {
   const int cpu = test_cpu();
   const std::string out = m.dir() / "rec";
   Recorder rec({"-m", m.path(), "-e", "mark*", "-o", out});
-  ASSERT_TRUE(wait_until([&] { return exists(out + "/stream_" + std::to_string(cpu)); }, 5s)) << rec.Stderr();
-  std::this_thread::sleep_for(100ms);  // its streams are open once its files are made
+  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
   constexpr int kMarkers = 2000;
   MarkerWriteResult w = write_markers(instance_dir(m.instance()) + "/trace_marker", cpu, kMarkers, 10, 500us);
   ASSERT_EQ(w.error, "");
@@ -329,22 +344,36 @@ TEST_F(RecordTest, EveryMarkerOnceInOrderWithItsTaskAndCpu) {
   EXPECT_TRUE(seq == expected) << seq.size() << " markers, not m-000000..m-" << kMarkers - 1 << " in order";
 }
 
-TEST_F(RecordTest, AnOverrunShowsAsBabeltracesDiscardedEventsWithTheKernelsCount) {
+// A loss while recording: the recorder is stopped (SIGSTOP) while a marker
+// storm fills eventfs's queue of the CPU, which drops its oldest records.
+TEST_F(RecordTest, ALossWhileRecordingShowsAsBabeltracesDiscardedEventsWithEventfsCount) {
   MarkerMount mm;
   MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
   const int cpu = test_cpu();
   const std::string inst = instance_dir(m.instance());
-  ASSERT_TRUE(Writes(inst + "/buffer_size_kb", "4"));
-  constexpr int kMarkers = 5000;
-  MarkerWriteResult w = write_markers(inst + "/trace_marker", cpu, kMarkers);
-  ASSERT_EQ(w.written, kMarkers);
-  const long long overrun = stat_value(slurp(inst + "/per_cpu/cpu" + std::to_string(cpu) + "/stats"), "overrun");
-  ASSERT_GT(overrun, 0);
+  const std::string stats = m / ("per_cpu/cpu" + std::to_string(cpu) + "/stats");
   const std::string out = m.dir() / "rec";
-  RunResult r = record({"-m", m.path(), "-e", "marker", "-o", out, "-t", "1"});
-  ASSERT_EQ(r.exit_code(), 0) << r.describe();
-  EXPECT_NE(r.err.find(" lost"), std::string::npos) << r.describe();
+  Recorder rec({"-m", m.path(), "-e", "marker", "-o", out});
+  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
+  const long long dropped_before = stat_value(slurp(stats), "dropped by eventfs");
+  const long long lost_before = stat_value(slurp(stats), "lost events");
+  ASSERT_EQ(::kill(rec.pid(), SIGSTOP), 0);
+  // More than the queue's 8 MiB of marker records.
+  constexpr int kMarkers = 150000;
+  MarkerWriteResult w = write_markers(inst + "/trace_marker", cpu, kMarkers);
+  ASSERT_EQ(::kill(rec.pid(), SIGCONT), 0);
+  ASSERT_EQ(w.written, kMarkers);
+  // Once eventfs has read the kernel's ring: its counts of this CPU's loss.
+  const std::string kstats = inst + "/per_cpu/cpu" + std::to_string(cpu) + "/stats";
+  ASSERT_TRUE(wait_until([&] { return stat_value(slurp(kstats), "entries") == 0; }, 10s));
+  std::this_thread::sleep_for(300ms);
+  const long long lost = stat_value(slurp(stats), "dropped by eventfs") - dropped_before +
+                         stat_value(slurp(stats), "lost events") - lost_before;
+  ASSERT_GT(lost, 0) << "the storm lost nothing: " << slurp(stats);
+  const int st = rec.Stop(SIGINT);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << rec.Stderr();
+  EXPECT_NE(rec.Stderr().find(" " + std::to_string(lost) + " lost"), std::string::npos) << rec.Stderr();
 
   Babeltrace bt = babeltrace(out);
   ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);
@@ -352,7 +381,7 @@ TEST_F(RecordTest, AnOverrunShowsAsBabeltracesDiscardedEventsWithTheKernelsCount
   for (const auto& e : bt.events)
     if (e.name == "marker" && e.cpu == cpu) ++markers;
   EXPECT_GT(bt.notices, 0u) << describe(bt);
-  EXPECT_EQ(bt.discarded, static_cast<unsigned long long>(overrun)) << describe(bt);
+  EXPECT_EQ(bt.discarded, static_cast<unsigned long long>(lost)) << describe(bt);
   EXPECT_EQ(markers + bt.discarded, static_cast<std::size_t>(kMarkers)) << describe(bt);
 }
 
@@ -450,9 +479,16 @@ TEST_F(RecordTest, ACommandIsRecordedUntilItEnds) {
   MountedEventfs m;
   ASSERT_TRUE(m.Start());
   const std::string out = m.dir() / "rec";
-  RunResult r = record({"-m", m.path(), "-e", "sched_process_*", "-o", out, "--", "/bin/sh", "-c", "/bin/true; exit 3"});
+  const std::string fds = m.dir() / "fds";
+  RunResult r = record({"-m", m.path(), "-e", "sched_process_*", "-o", out, "--", "/bin/sh", "-c",
+                        "/bin/true; ls -l /proc/$$/fd > " + fds + "; exit 3"});
   ASSERT_EQ(r.exit_code(), 0) << r.describe();
   EXPECT_NE(r.err.find("exited with status 3"), std::string::npos) << r.describe();
+  // The command inherits none of the recorder's files (its holds, streams, trace).
+  const std::string open_files = slurp(fds);
+  EXPECT_NE(open_files.find(" 1 -> " + fds), std::string::npos) << open_files;  // the listing's own
+  EXPECT_EQ(open_files.find(m.path()), std::string::npos) << open_files;
+  EXPECT_EQ(open_files.find(out), std::string::npos) << open_files;
   Babeltrace bt = babeltrace(out);
   ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);
   // The shell forks /bin/true, which execs and exits.
@@ -463,16 +499,26 @@ TEST_F(RecordTest, ACommandIsRecordedUntilItEnds) {
   EXPECT_EQ(slurp(m / "sched_process_exec/enable"), "0\n");
 }
 
+// A 256 KiB tmpfs at `path`, unmounted (lazily) when it goes.
+struct SmallDisk {
+  explicit SmallDisk(std::string where) : path(std::move(where)) {
+    if (::mkdir(path.c_str(), 0755) != 0) error = "mkdir " + path + ": " + std::strerror(errno);
+    else if (::mount("tmpfs", path.c_str(), "tmpfs", 0, "size=256k") != 0) error = std::strerror(errno);
+    else mounted = true;
+  }
+  ~SmallDisk() {
+    if (mounted) ::umount2(path.c_str(), MNT_DETACH);
+  }
+  std::string path, error;
+  bool mounted = false;
+};
+
 TEST_F(RecordTest, AFullDiskStopsWithOneLineAndKeepsTheWholePackets) {
   MountedEventfs m;
   ASSERT_TRUE(m.Start());
-  const std::string small = m.dir() / "small";
-  ASSERT_EQ(::mkdir(small.c_str(), 0755), 0);
-  ASSERT_EQ(::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=256k"), 0) << std::strerror(errno);
-  struct Unmount {
-    std::string p;
-    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
-  } unmount{small};
+  SmallDisk disk(m.dir() / "small");
+  ASSERT_EQ(disk.error, "");
+  const std::string small = disk.path;
   const std::string out = small + "/rec";
   // sys_enter/sys_exit of a busy shell loop fill 256 KiB within a second.
   RunResult r = record({"-m", m.path(), "-e", "sys_*", "-e", "sched_switch", "-o", out, "--", "/bin/sh", "-c",
@@ -485,6 +531,267 @@ TEST_F(RecordTest, AFullDiskStopsWithOneLineAndKeepsTheWholePackets) {
   EXPECT_EQ(bt.run.exit_code(), 0) << "the partial recording is not readable: " << describe(bt);
   EXPECT_GT(bt.events.size(), 1000u) << describe(bt);
   EXPECT_TRUE(bt.odd.empty()) << describe(bt);
+}
+
+// A shell loop that writes markers m-<first>..m-<first+n-1> to `trace_marker`
+// (one write each).
+std::string marker_loop(const std::string& trace_marker, int first, int n) {
+  return "exec 3>" + trace_marker + "; i=" + std::to_string(first) + "; while [ $i -lt " + std::to_string(first + n) +
+         " ]; do printf 'm-%06d' $i >&3; i=$((i+1)); done";
+}
+
+// The marker numbers of a recording, in its order; events that are not
+// markers go to `odd`.
+std::vector<int> marker_numbers(const Babeltrace& bt, std::vector<std::string>& odd) {
+  std::vector<int> seq;
+  for (const auto& e : bt.events) {
+    const std::string text = e.fields.count("text") ? e.fields.at("text") : "";
+    int n = marker_number(strip_marker_end(text, '\n'));
+    if (e.name != "marker" || n < 0) {
+      if (odd.size() < 10) odd.push_back(e.name + " '" + text + "'");
+      continue;
+    }
+    seq.push_back(n);
+  }
+  return seq;
+}
+
+std::vector<int> numbers_from(int first, int n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = first + i;
+  return v;
+}
+
+// Item 7 of issue 23: the rings hold markers and a loss from before the
+// recording; it holds only the markers written while it ran, and no loss.
+TEST_F(RecordTest, ARecordingHoldsOnlyWhatHappenedWhileItRan) {
+  MarkerMount mm;
+  MountedEventfs& m = mm.m;
+  ASSERT_TRUE(m.Start());
+  const int cpu = test_cpu();
+  const std::string inst = instance_dir(m.instance());
+  const std::string kstats = inst + "/per_cpu/cpu" + std::to_string(cpu) + "/stats";
+  ASSERT_TRUE(Writes(inst + "/buffer_size_kb", "8"));
+  // A storm that overruns the small ring while no stream is open: the first
+  // stream opened is told of the loss, with the time of the records after it.
+  constexpr int kOld = 5000;
+  MarkerWriteResult w = write_markers(inst + "/trace_marker", cpu, kOld);
+  ASSERT_EQ(w.written, kOld);
+  ASSERT_GT(stat_value(slurp(kstats), "overrun"), 0) << "the old storm lost nothing: no old loss to leave out";
+  ASSERT_GT(stat_value(slurp(kstats), "entries"), 0);
+  // Room for the recording (a ring made larger keeps what it holds).
+  ASSERT_TRUE(Writes(inst + "/buffer_size_kb", "1024"));
+  ASSERT_GT(stat_value(slurp(kstats), "entries"), 0);
+  std::this_thread::sleep_for(200ms);
+
+  // The daemon's "clock now:" is the kernel's "now ts:" of the instance (ns,
+  // from SECS.USECS): between two reads of the kernel's.
+  auto kernel_now_ns = [&] {
+    std::smatch mt;
+    const std::string text = slurp(kstats);
+    if (!std::regex_search(text, mt, std::regex("now ts: *(\\d+)\\.(\\d{6})"))) return -1LL;
+    return std::stoll(mt[1]) * 1000000000LL + std::stoll(mt[2]) * 1000LL;
+  };
+  const long long k1 = kernel_now_ns();
+  const long long ours = stat_value(slurp(m / ("per_cpu/cpu" + std::to_string(cpu) + "/stats")), "clock now");
+  const long long k2 = kernel_now_ns();
+  ASSERT_GT(k1, 0);
+  EXPECT_LE(k1, ours);
+  EXPECT_LE(ours, k2);
+
+  // The command runs once the recording has begun: its markers are the new ones.
+  const std::string out = m.dir() / "rec";
+  constexpr int kNew = 300;
+  RunResult r = record({"-m", m.path(), "-e", "marker", "-o", out, "--", "/bin/sh", "-c",
+                        marker_loop(inst + "/trace_marker", kOld, kNew)});
+  ASSERT_EQ(r.exit_code(), 0) << r.describe();
+  EXPECT_NE(r.err.find("eventfs-record: " + std::to_string(kNew) + " events, 0 lost"), std::string::npos)
+      << r.describe();
+  EXPECT_NE(r.err.find("from before the start skipped"), std::string::npos)
+      << "the old records were not there to leave out: " << r.describe();
+  Babeltrace bt = babeltrace(out);
+  ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);
+  EXPECT_EQ(bt.notices, 0u) << "a loss from before the recording: " << describe(bt);
+  std::vector<std::string> odd;
+  std::vector<int> seq = marker_numbers(bt, odd);
+  EXPECT_TRUE(odd.empty()) << join(odd);
+  EXPECT_TRUE(seq == numbers_from(kOld, kNew)) << seq.size() << " markers, the first "
+                                               << (seq.empty() ? -1 : seq.front()) << ", not m-" << kOld << "..";
+}
+
+// Item 8 of issue 23: a catalog without ids (each event's id derived by
+// eventfs) records.
+TEST_F(RecordTest, ACatalogWithoutIdsRecords) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  std::string text = slurp(std::string(kSourceDir) + "/src/catalog/default.catalog") + kMarkerEvent;
+  text = std::regex_replace(text, std::regex(", id=\\d+"), "");
+  ASSERT_EQ(text.find("id="), std::string::npos);
+  ASSERT_TRUE(write_text_file(dir / "no-ids.catalog", text));
+  MountedEventfs m({"-o", "catalog=" + (dir / "no-ids.catalog")});
+  ASSERT_TRUE(m.Start());
+  const std::string id = slurp(m / "marker/id");
+  ASSERT_TRUE(std::regex_match(id, std::regex("\\d{10}\n"))) << "not a derived id: " << id;
+  const std::string out = m.dir() / "rec";
+  const std::string inst = instance_dir(m.instance());
+  RunResult r = record({"-m", m.path(), "-e", "marker", "-e", "sched_process_exit", "-o", out, "--", "/bin/sh", "-c",
+                        marker_loop(inst + "/trace_marker", 0, 10) + "; /bin/true"});
+  ASSERT_EQ(r.exit_code(), 0) << r.describe();
+  EXPECT_NE(slurp(out + "/metadata").find("\tid = " + id.substr(0, 10) + ";"), std::string::npos);
+  Babeltrace bt = babeltrace(out);
+  ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);
+  std::size_t exits = 0;
+  std::vector<int> seq;
+  for (const auto& e : bt.events) {
+    if (e.name == "sched_process_exit") ++exits;
+    if (e.name == "marker" && e.fields.count("text"))
+      seq.push_back(marker_number(strip_marker_end(e.fields.at("text"), '\n')));
+  }
+  EXPECT_TRUE(seq == numbers_from(0, 10)) << describe(bt);
+  EXPECT_GE(exits, 1u) << "the exit of /bin/true: " << describe(bt);
+}
+
+// The switches of two known threads in a recording.
+std::size_t ping_pong_switches(const Babeltrace& bt, const PingPongResult& pp) {
+  std::size_t n = 0;
+  for (const auto& e : bt.events) {
+    Switch s;
+    if (e.name == "sched_switch" && switch_of(e, s) &&
+        (s.prev_pid == pp.ping || s.prev_pid == pp.pong || s.next_pid == pp.ping || s.next_pid == pp.pong))
+      ++n;
+  }
+  return n;
+}
+
+// Item 4 of issue 23: two recorders of one event, in either order; the
+// one that runs longer records to its end, and the event is off after both.
+TEST_F(RecordTest, TwoOverlappingRecordersBothRecordTheirWholeTime) {
+  MountedEventfs m;
+  ASSERT_TRUE(m.Start());
+  const int cpu = test_cpu();
+  ASSERT_EQ(slurp(m / "sched_switch/enable"), "0\n");
+  for (bool long_first : {true, false}) {
+    SCOPED_TRACE(long_first ? "the long recorder starts first" : "the short recorder starts first");
+    const std::string tag = long_first ? "a" : "b";
+    const std::string long_out = m.dir() / ("long-" + tag), short_out = m.dir() / ("short-" + tag);
+    std::unique_ptr<Recorder> long_rec, short_rec;
+    auto start = [&](std::unique_ptr<Recorder>& rec, const std::string& out) {
+      rec = std::make_unique<Recorder>(std::vector<std::string>{"-m", m.path(), "-e", "sched_switch", "-o", out});
+      return wait_until([&] { return rec->Started(); }, 10s);
+    };
+    if (long_first) ASSERT_TRUE(start(long_rec, long_out)) << long_rec->Stderr();
+    ASSERT_TRUE(start(short_rec, short_out)) << short_rec->Stderr();
+    if (!long_first) ASSERT_TRUE(start(long_rec, long_out)) << long_rec->Stderr();
+    PingPongResult during = ping_pong(100, cpu, "efs-both");
+    int st = short_rec->Stop(SIGINT);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << short_rec->Stderr();
+    EXPECT_EQ(slurp(m / "sched_switch/enable"), "1\n") << "the short recorder switched the long one's event off";
+    PingPongResult after = ping_pong(100, cpu, "efs-after");
+    st = long_rec->Stop(SIGINT);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << long_rec->Stderr();
+    EXPECT_EQ(slurp(m / "sched_switch/enable"), "0\n") << "left on after both recorders";
+
+    Babeltrace long_bt = babeltrace(long_out), short_bt = babeltrace(short_out);
+    ASSERT_EQ(long_bt.run.exit_code(), 0) << describe(long_bt);
+    ASSERT_EQ(short_bt.run.exit_code(), 0) << describe(short_bt);
+    // The streams are shared (eventfs(5)): each switch is in one recording
+    // or the other while both read, in the long one's alone after.
+    EXPECT_GE(ping_pong_switches(long_bt, during) + ping_pong_switches(short_bt, during), 100u);
+    EXPECT_GE(ping_pong_switches(long_bt, after), 100u) << "the long recorder lost its event when the short one ended";
+    EXPECT_EQ(ping_pong_switches(short_bt, after), 0u);
+  }
+}
+
+TEST_F(RecordTest, ARecorderKilledWithSigkillLeavesTheEventOff) {
+  MountedEventfs m;
+  ASSERT_TRUE(m.Start());
+  Recorder rec({"-m", m.path(), "-e", "sched_switch", "-e", "sched_wakeup", "-o", m.dir() / "rec"});
+  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
+  ASSERT_EQ(slurp(m / "sched_switch/enable"), "1\n");
+  rec.Stop(SIGKILL);
+  EXPECT_TRUE(wait_until([&] { return slurp(m / "sched_switch/enable") == "0\n"; }, 5s))
+      << "sched_switch/enable: " << slurp(m / "sched_switch/enable");
+  EXPECT_TRUE(wait_until([&] { return slurp(m / "sched_wakeup/enable") == "0\n"; }, 5s));
+}
+
+// A user's own enable, from before a recording or made during it, is theirs:
+// the recording's end leaves it on.
+TEST_F(RecordTest, AUsersOwnEnableStaysOnAfterARecording) {
+  MountedEventfs m;
+  ASSERT_TRUE(m.Start());
+  ASSERT_TRUE(Writes(m / "sched_switch/enable", "1", m / "error_log"));
+  RunResult r = record({"-m", m.path(), "-e", "sched_switch", "-o", m.dir() / "rec1", "-t", "0.5"});
+  ASSERT_EQ(r.exit_code(), 0) << r.describe();
+  EXPECT_EQ(slurp(m / "sched_switch/enable"), "1\n") << "the enable from before the recording";
+  ASSERT_TRUE(Writes(m / "sched_switch/enable", "0", m / "error_log"));
+
+  Recorder rec({"-m", m.path(), "-e", "sched_switch", "-o", m.dir() / "rec2"});
+  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
+  ASSERT_TRUE(Writes(m / "sched_switch/enable", "1", m / "error_log"));
+  const int st = rec.Stop(SIGINT);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << rec.Stderr();
+  EXPECT_EQ(slurp(m / "sched_switch/enable"), "1\n") << "the enable made during the recording";
+  ASSERT_TRUE(Writes(m / "sched_switch/enable", "0", m / "error_log"));
+  EXPECT_EQ(slurp(m / "sched_switch/enable"), "0\n");
+}
+
+// Item 9 of issue 23: when the recording stops on a full disk, the command
+// it was recording is ended (SIGTERM) and reaped, and the line says so.
+TEST_F(RecordTest, AFullDiskEndsTheCommandAndSaysSo) {
+  MountedEventfs m;
+  ASSERT_TRUE(m.Start());
+  SmallDisk disk(m.dir() / "small");
+  ASSERT_EQ(disk.error, "");
+  const std::string small = disk.path;
+  const std::string pid_file = m.dir() / "command.pid";
+  // A command that would run forever, making system calls all the time.
+  RunResult r = record({"-m", m.path(), "-e", "sys_*", "-e", "sched_switch", "-o", small + "/rec", "--", "/bin/sh",
+                        "-c", "echo $$ > " + pid_file + "; while :; do : > /dev/null; done"},
+                       60s);
+  EXPECT_TRUE(OneErrorLine(r, "No space left on device (/bin/sh was ended with SIGTERM)")) << r.describe();
+  EXPECT_EQ(r.exit_code(), 1) << r.describe();
+  const std::string pid_text = slurp(pid_file);
+  ASSERT_FALSE(pid_text.empty() || pid_text.rfind("<read", 0) == 0) << "the command did not start: " << pid_text;
+  const pid_t pid = std::stoi(pid_text);
+  EXPECT_FALSE(process_alive(pid)) << "the command " << pid << " still runs";
+  if (process_alive(pid)) ::kill(pid, SIGKILL);
+  for (const auto& e : {"sys_enter", "sys_exit", "sched_switch"})
+    EXPECT_EQ(slurp(m / (std::string(e) + "/enable")), "0\n") << e << " was left enabled";
+}
+
+// When eventfs stops under a recording, the recorder writes what it read
+// and exits 1 with one line.
+TEST_F(RecordTest, WhenEventfsStopsTheRecorderKeepsWhatItReadAndExits1) {
+  MarkerMount mm;
+  MountedEventfs& m = mm.m;
+  ASSERT_TRUE(m.Start());
+  const int cpus = mount_cpus(m.path());
+  const std::string inst = instance_dir(m.instance());
+  const std::string out = m.dir() / "rec", done = m.dir() / "written";
+  constexpr int kMarkers = 200;
+  Recorder rec({"-m", m.path(), "-e", "marker", "-o", out, "--", "/bin/sh", "-c",
+                marker_loop(inst + "/trace_marker", 0, kMarkers) + "; : > " + done + "; exec sleep 60"});
+  // Every marker taken: by eventfs from the kernel, and by the recorder from eventfs.
+  auto all_taken = [&] {
+    if (!exists(done) || kernel_unread_entries(inst, cpus) != 0) return false;
+    for (int c = 0; c < cpus; ++c)
+      if (stat_value(slurp(m / ("per_cpu/cpu" + std::to_string(c) + "/stats")), "entries") != 0) return false;
+    return true;
+  };
+  ASSERT_TRUE(wait_until(all_taken, 15s)) << rec.Stderr();
+  ASSERT_TRUE(m.SignalAndWait(SIGTERM, 10s).has_value()) << "eventfs did not stop";
+  const int st = rec.Wait(15s);
+  const std::string err = rec.Stderr();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << "status " << st << "; " << err;
+  auto lines = split_lines(err);
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  ASSERT_EQ(lines.size(), 1u) << err;
+  EXPECT_NE(lines[0].find("ended: eventfs stopped or its mount was taken away"), std::string::npos) << err;
+  Babeltrace bt = babeltrace(out);
+  ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);
+  std::vector<std::string> odd;
+  EXPECT_TRUE(marker_numbers(bt, odd) == numbers_from(0, kMarkers)) << describe(bt);
+  EXPECT_TRUE(odd.empty()) << join(odd);
 }
 
 }  // namespace

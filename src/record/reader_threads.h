@@ -1,0 +1,46 @@
+// The threads that read the CPUs' streams: at most kMaxThreads, each with
+// one read buffer of kReadSize, each serving every kMaxThreads-th CPU with
+// poll(2). The recorder's memory for reading is bounded whatever the CPU
+// count (kMaxThreads * kReadSize); a thread reads its CPUs in turn, a few
+// reads each, so that a busy CPU does not hold up the others.
+#pragma once
+
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+#include "error/result.h"
+#include "record/cpu_recorder.h"
+
+namespace eventfs::record {
+
+class ReaderThreads {
+ public:
+  static constexpr std::size_t kMaxThreads = 8;
+  static constexpr std::size_t kReadSize = 1024 * 1024;
+
+  // The recorders outlive this object; `control` says when to stop.
+  ReaderThreads(std::vector<CpuRecorder*> cpus, RecordControl& control);
+  // Stops (kStop) and joins threads still running.
+  ~ReaderThreads();
+  ReaderThreads(const ReaderThreads&) = delete;
+  ReaderThreads& operator=(const ReaderThreads&) = delete;
+
+  // Starts the threads; an error when the system has none to give (those
+  // started stop at once).
+  Status start();
+  // Waits for the threads, which end once the control's phase is kStop, or
+  // kDrain and their CPUs' streams have stayed empty a moment.
+  void join();
+
+  std::size_t threads() const { return threads_.size(); }
+
+ private:
+  void run(std::vector<CpuRecorder*> mine);
+
+  std::vector<CpuRecorder*> cpus_;
+  RecordControl& control_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace eventfs::record

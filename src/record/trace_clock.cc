@@ -1,0 +1,41 @@
+#include "record/trace_clock.h"
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+namespace eventfs::record {
+namespace {
+
+// The kernel's clocks that count nanoseconds (kernel/trace/trace.c,
+// trace_clocks[], in_ns = 1).
+constexpr const char* kNanosecondClocks[] = {"local", "global", "perf", "mono", "mono_raw", "boot", "tai"};
+
+std::string choose_another(const std::string& mount) {
+  return fmt::format("select a clock that counts nanoseconds (local, global, mono, boot) in {}/trace_clock", mount);
+}
+
+}  // namespace
+
+Result<ClockDeclaration> declare_clock(const std::string& name, long user_hz, const std::string& mount) {
+  for (const char* c : kNanosecondClocks)
+    if (name == c) return ClockDeclaration{1000000000, "nanoseconds"};
+  if (name == "uptime") {
+    if (user_hz <= 0)
+      return fail(EINVAL, fmt::format("the trace clock 'uptime' of {} counts USER_HZ ticks, and USER_HZ is unknown: {}",
+                                      mount, choose_another(mount)));
+    return ClockDeclaration{static_cast<std::uint64_t>(user_hz), "jiffies (USER_HZ ticks)"};
+  }
+  if (name == "counter")
+    return fail(EINVAL, fmt::format("the trace clock 'counter' of {} counts events, not time, and a CTF clock needs "
+                                    "a frequency: {}",
+                                    mount, choose_another(mount)));
+  if (name == "x86-tsc" || name == "ppc-tb")
+    return fail(EINVAL, fmt::format("the trace clock '{}' of {} counts CPU cycles at a frequency eventfs-record cannot "
+                                    "read exactly, and a CTF clock needs it: {}",
+                                    name, mount, choose_another(mount)));
+  return fail(EINVAL, fmt::format("the trace clock '{}' of {} is not one eventfs-record knows the frequency of: {}",
+                                  name, mount, choose_another(mount)));
+}
+
+}  // namespace eventfs::record
