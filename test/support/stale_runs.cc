@@ -1,5 +1,6 @@
 // What crashed runs left behind (mounts, offline CPUs), and a per-test watchdog.
 #include "support/stale_runs.h"
+#include "support/time_scale.h"
 
 #include <fcntl.h>
 #include <glob.h>
@@ -76,7 +77,7 @@ int clean_stale_mounts() {
     // only one that does not is killed.
     auto pids = eventfs_pids_mentioning(dir + "/");
     auto gone = [&](std::chrono::milliseconds limit) {
-      auto deadline = Clock::now() + limit;
+      auto deadline = Clock::now() + scaled(limit);
       for (;;) {
         bool any = false;
         for (pid_t pid : pids) any = any || process_alive(pid);
