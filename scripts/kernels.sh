@@ -3,6 +3,7 @@
 # host's root shared read-only over 9p, and prints one line per kernel.
 #
 #   sudo bash scripts/kernels.sh [-k 5.10,6.1,6.12] [-o DIR] [-t SECONDS] [-e VAR]... [-v] [--] COMMAND [ARG]...
+#   bash scripts/kernels.sh -l      (lists the kernels' names)
 #
 # -k  the kernels, comma-separated (default: all of KERNELS below)
 # -o  keep each kernel's results share in DIR/KERNEL (default: a temporary
@@ -13,7 +14,8 @@
 #     40 lines of a failed one)
 #
 # COMMAND runs as root, chrooted into the host's root (read-only), in the
-# current directory, with tmpfs on /tmp, /run and /mnt, tracefs at
+# current directory, with a disk of its own on /tmp (ext2, 4 GiB, sparse in
+# a temporary file), tmpfs on /run and /mnt, tracefs at
 # /sys/kernel/tracing, /dev/fuse, and a writable share at $EVENTFS_RESULTS
 # (/mnt/results) that is DIR/KERNEL on the host; $EVENTFS_KERNEL is the
 # kernel's name (5.10, ...). Its output is in $EVENTFS_RESULTS/output.log,
@@ -35,7 +37,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${EVENTFS_KERNEL_CACHE:-/var/cache/eventfs-kernels}
 
 usage() {
-  sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,15p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -44,8 +46,9 @@ out=
 limit=1200
 verbose=
 passenv=()
-while getopts "k:o:t:e:vh" opt; do
+while getopts "k:o:t:e:vlh" opt; do
   case $opt in
+    l) printf '%s\n' "${KERNELS[@]%%:*}"; exit 0 ;;
     k) want=$OPTARG ;;
     o) out=$OPTARG ;;
     t) limit=$OPTARG ;;
@@ -99,8 +102,10 @@ trap 'exit 130' INT TERM HUP
 # (the .ko files the VM loads, decompressed, and their order), once.
 fetch() {
   local name=$1 suite=$2 dir=$cache/$1
-  [ -f "$dir/ready" ] && return 0
+  # (Made again when the list of modules changes, from the cached package.)
+  [ -f "$dir/ready" ] && cmp -s "$dir/modules.wanted" "$here/kernels/modules" && return 0
   local apt=$cache/apt/$suite
+  rm -f "$dir/ready"
   mkdir -p "$apt/lists/partial" "$apt/parts"
   echo "deb $MIRROR $suite main" >"$apt/sources.list"
   local opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o "Dir::Etc::sourceparts=$apt/parts"
@@ -113,10 +118,17 @@ fetch() {
   pkg=$(apt-cache "${opts[@]}" depends linux-image-amd64 |
         awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ {print $2; exit}')
   [ -n "$pkg" ] || { echo "kernels.sh: no kernel package in $suite" >&2; return 1; }
-  local tmp=$work/fetch-$name
-  mkdir -p "$tmp/root"
-  (cd "$tmp" && apt-get -qq "${opts[@]}" download "$pkg" >&2) || return 1
-  dpkg -x "$tmp"/"$pkg"_*.deb "$tmp/root" || return 1
+  local tmp=$work/fetch-$name debs=$cache/debs
+  mkdir -p "$tmp/root" "$debs"
+  local deb
+  deb=$(ls "$debs/${pkg}"_*.deb 2>/dev/null | tail -n 1)
+  if [ -z "$deb" ]; then
+    (cd "$tmp" && apt-get -qq "${opts[@]}" download "$pkg" >&2) || return 1
+    deb=$(ls "$tmp/${pkg}"_*.deb)
+    mv "$deb" "$debs/" || return 1
+    deb=$debs/$(basename "$deb")
+  fi
+  dpkg -x "$deb" "$tmp/root" || return 1
   local release
   release=$(ls "$tmp/root/lib/modules")
   rm -rf "$dir"
@@ -134,6 +146,7 @@ fetch() {
     add_module "$m" "$tmp/all" "$dir/modules" "$want" || return 1
   done
   rm -rf "$tmp"
+  cp "$here/kernels/modules" "$dir/modules.wanted"
   touch "$dir/ready"
 }
 
@@ -172,7 +185,7 @@ initramfs() {
   mkdir -p "$root"/{bin,dev,proc,sys,newroot,modules}
   cp "$(command -v busybox)" "$root/bin/busybox"
   local a
-  for a in sh mount umount mkdir insmod chroot echo sync uname cat; do ln -s busybox "$root/bin/$a"; done
+  for a in sh mount umount mkdir insmod chroot echo sync uname cat mke2fs; do ln -s busybox "$root/bin/$a"; done
   cp "$here/kernels/init" "$root/init"
   chmod 755 "$root/init"
   cp "$dir"/modules/* "$root/modules/"
@@ -218,11 +231,16 @@ for k in "${selected[@]}"; do
   res=$(cd "$res" && pwd)
   initramfs "$name" "$work/initrd-$name"
   write_job "$res" "$name" "$@"
+  # The VM's /tmp: a disk of its own (sparse; ext2, made by init), so that
+  # files there live in the page cache and on a block device as on a host.
+  rm -f "$work/tmp.img"
+  truncate -s 4G "$work/tmp.img"
   timeout -k 10 "$limit" qemu-system-x86_64 \
     -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
     -nodefaults -display none -no-reboot -nic none \
     -serial "file:$res/console.log" \
     -kernel "$cache/$name/vmlinuz" -initrd "$work/initrd-$name" \
+    -drive "file=$work/tmp.img,if=virtio,format=raw,cache=unsafe" \
     -append "console=ttyS0 panic=-1 quiet mitigations=off no_timer_check" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$res,mount_tag=results,security_model=none,multidevs=remap" \
