@@ -2,13 +2,16 @@
 # Runs a command under Debian's kernels, each booted in qemu (TCG), with the
 # host's root shared read-only over 9p, and prints one line per kernel.
 #
-#   sudo bash scripts/kernels.sh [-k 5.10,6.1,6.12] [-o DIR] [-t SECONDS] [-e VAR]... [-v] [--] COMMAND [ARG]...
+#   sudo bash scripts/kernels.sh [-k 5.10,6.1,6.12] [-o DIR] [-t SECONDS] [-s SECONDS] [-e VAR]... [-v] [--] COMMAND [ARG]...
 #   bash scripts/kernels.sh -l      (lists the kernels' names)
 #
 # -k  the kernels, comma-separated (default: all of KERNELS below)
 # -o  keep each kernel's results share in DIR/KERNEL (default: a temporary
 #     directory, removed at the end)
 # -t  the time limit of each VM, in seconds (default 1200)
+# -s  end a VM whose console and output stay the same this many seconds
+#     (default 300); a VM ended so (or at -t) first gets an NMI, on which
+#     its kernel prints where it was in console.log
 # -e  pass the host's VAR into the command's environment (repeatable)
 # -v  print the command's output after each VM (by default only the last
 #     40 lines of a failed one)
@@ -37,21 +40,23 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${EVENTFS_KERNEL_CACHE:-/var/cache/eventfs-kernels}
 
 usage() {
-  sed -n '5,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,18p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
 want=
 out=
 limit=1200
+stall=300
 verbose=
 passenv=()
-while getopts "k:o:t:e:vlh" opt; do
+while getopts "k:o:t:s:e:vlh" opt; do
   case $opt in
     l) printf '%s\n' "${KERNELS[@]%%:*}"; exit 0 ;;
     k) want=$OPTARG ;;
     o) out=$OPTARG ;;
     t) limit=$OPTARG ;;
+    s) stall=$OPTARG ;;
     e) passenv+=("$OPTARG") ;;
     v) verbose=1 ;;
     *) usage ;;
@@ -60,6 +65,7 @@ done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || usage
 [[ $limit =~ ^[1-9][0-9]*$ ]] || { echo "kernels.sh: -t wants a number of seconds, not '$limit'" >&2; exit 2; }
+[[ $stall =~ ^[1-9][0-9]*$ ]] || { echo "kernels.sh: -s wants a number of seconds, not '$stall'" >&2; exit 2; }
 for v in "${passenv[@]}"; do
   [[ $v =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || { echo "kernels.sh: -e wants a variable name, not '$v'" >&2; exit 2; }
 done
@@ -192,6 +198,18 @@ initramfs() {
   (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) >"$out"
 }
 
+# monitor SOCKET COMMAND: one command to a VM's qemu monitor.
+monitor() {
+  python3 - "$1" "$2" <<'PY' >/dev/null 2>&1 || true
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall((sys.argv[2] + "\n").encode())
+time.sleep(1)
+PY
+}
+
 # job.sh: what init runs in the chroot.
 write_job() {
   local res=$1 name=$2
@@ -235,17 +253,43 @@ for k in "${selected[@]}"; do
   # files there live in the page cache and on a block device as on a host.
   rm -f "$work/tmp.img"
   truncate -s 4G "$work/tmp.img"
-  timeout -k 10 "$limit" qemu-system-x86_64 \
+  qemu-system-x86_64 \
     -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
     -nodefaults -display none -no-reboot -nic none \
-    -serial "file:$res/console.log" \
+    -serial "file:$res/console.log" -monitor "unix:$work/monitor-$name,server,nowait" \
     -kernel "$cache/$name/vmlinuz" -initrd "$work/initrd-$name" \
     -drive "file=$work/tmp.img,if=virtio,format=raw,cache=unsafe" \
-    -append "console=ttyS0 panic=-1 quiet mitigations=off no_timer_check" \
+    -append "console=ttyS0 panic=-1 quiet mitigations=off no_timer_check unknown_nmi_panic" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$res,mount_tag=results,security_model=none,multidevs=remap" \
     </dev/null >"$work/qemu-$name.log" 2>&1 &
   qpid=$!
+  # Ended at the time limit, or when neither the console nor the command's
+  # output has changed for $stall seconds (a VM that hangs): first an NMI,
+  # on which the kernel panics (unknown_nmi_panic) and prints where it was
+  # to the console, then qemu is stopped.
+  ended=
+  last=
+  quiet_since=$SECONDS
+  while kill -0 $qpid 2>/dev/null; do
+    sleep 5
+    now=$(cat "$res/console.log" "$res/output.log" 2>/dev/null | wc -c || true)
+    if [ "$now" != "$last" ]; then
+      last=$now
+      quiet_since=$SECONDS
+    fi
+    if [ $((SECONDS - start)) -ge "$limit" ]; then
+      ended="timed out after $limit s"
+    elif [ $((SECONDS - quiet_since)) -ge "$stall" ]; then
+      ended="no output for $stall s"
+    else
+      continue
+    fi
+    monitor "$work/monitor-$name" nmi
+    sleep 10
+    kill $qpid 2>/dev/null
+    break
+  done
   qrc=0
   wait $qpid || qrc=$?
   qpid=
@@ -258,8 +302,9 @@ for k in "${selected[@]}"; do
       echo "kernel $name ($release): FAILED (exit status $rc), $took s"
       status=1
     fi
-  elif [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
-    echo "kernel $name ($release): FAILED (timed out after $limit s), $took s"
+  elif [ -n "$ended" ]; then
+    echo "kernel $name ($release): FAILED ($ended), $took s"
+    sed -n '/Kernel panic\|NMI\|Call Trace/,$p' "$res/console.log" | head -n 60 | sed 's/^/  /'
     status=1
   else
     echo "kernel $name ($release): FAILED (the VM ended without a result, qemu status $qrc), $took s"

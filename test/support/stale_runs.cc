@@ -195,9 +195,9 @@ void Watchdog::Watch() {
   while (!stop_) {
     std::this_thread::sleep_for(100ms);
     std::lock_guard lock(mu_);
-    if (!current_.empty() && Clock::now() - started_ > kPerTestLimit) {
-      std::fprintf(stderr, "[eventfs-it] %s took longer than %lld s: aborting the run\n",
-                   current_.c_str(), static_cast<long long>(kPerTestLimit.count()));
+    if (!current_.empty() && Clock::now() - started_ > scaled(kPerTestLimit)) {
+      std::fprintf(stderr, "[eventfs-it] %s took longer than %lld s: aborting the run\n", current_.c_str(),
+                   static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(scaled(kPerTestLimit)).count()));
       std::fflush(stderr);
       restore_offline_cpus(true);  // (no destructor runs after _Exit)
       std::_Exit(3);
