@@ -196,6 +196,13 @@ if [ -x build/test/integration/integration_tests ]; then
       status=1
     fi
   done
+  # Cross-kernel identity, on the host: every kernel's stable files and
+  # recorded workload (written by CrossKernelDump in its VM) against this
+  # kernel's.
+  rm -f build/kernels/identity.xml
+  EVENTFS_KERNEL_RESULTS=$top/build/kernels build/test/integration/integration_tests \
+    --gtest_filter='CrossKernel.*' --gtest_output=xml:build/kernels/identity.xml || status=1
+  reports+=("cross-kernel identity=build/kernels/identity.xml")
   echo "=== kernel matrix: $((SECONDS - start)) s"
 fi
 
@@ -221,7 +228,7 @@ for arg in sys.argv[3:]:
             s += 1
         else:
             p += 1
-    if name.startswith("kernel "):
+    if name.startswith("kernel ") or name.startswith("cross-kernel"):
         print(f"{name}: {p} passed, {f} failed, {s} skipped")
     passed, failed, skipped = passed + p, failed + f, skipped + s
 print(f"{passed} passed, {failed} failed, {skipped} skipped")

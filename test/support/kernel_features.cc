@@ -11,6 +11,7 @@
 
 #include "support/files.h"
 #include "support/mounted_eventfs.h"
+#include "support/stream_util.h"
 
 namespace eventfs_it {
 
@@ -34,9 +35,18 @@ std::string reader_in_use(const std::string& asked) {
 ::testing::AssertionResult MmapRefusedAsDocumented(const MountedEventfs& m, const std::string& stream) {
   int fd = ::open(stream.c_str(), O_RDONLY | O_NONBLOCK);
   if (fd < 0) return ::testing::AssertionFailure() << "open " << stream << ": " << std::strerror(errno);
+  // Until the daemon's first try to open the rings has failed, a
+  // non-blocking read finds nothing yet (EAGAIN).
   char buf[4096];
-  ssize_t n = ::read(fd, buf, sizeof buf);
-  int e = errno;
+  ssize_t n = -1;
+  int e = EAGAIN;
+  stream::wait_until(
+      [&] {
+        n = ::read(fd, buf, sizeof buf);
+        e = errno;
+        return n >= 0 || e != EAGAIN;
+      },
+      5s);
   ::close(fd);
   if (n >= 0 || e != EIO)
     return ::testing::AssertionFailure() << "read of " << stream << " with -o reader=mmap on a kernel before 6.10: "
