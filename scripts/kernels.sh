@@ -253,8 +253,12 @@ for k in "${selected[@]}"; do
   # files there live in the page cache and on a block device as on a host.
   rm -f "$work/tmp.img"
   truncate -s 4G "$work/tmp.img"
+  # One host thread runs both vCPUs (thread=single): with a thread each,
+  # a CPU ran code the other had just patched (6.12 enabling a tracepoint:
+  # "Oops: int3" in ttwu_do_activate; 5.10 hung with both CPUs spinning
+  # with interrupts off).
   qemu-system-x86_64 \
-    -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
+    -accel tcg,thread=single -cpu max -smp 2 -m 2048 \
     -nodefaults -display none -no-reboot -nic none \
     -serial "file:$res/console.log" -monitor "unix:$work/monitor-$name,server,nowait" \
     -kernel "$cache/$name/vmlinuz" -initrd "$work/initrd-$name" \
