@@ -26,9 +26,11 @@
 #
 # Each kernel's package (linux-image-amd64's dependency in the suite) is
 # fetched from Debian's registry with apt-get download against a private
-# sources list and lists directory, unpacked with dpkg -x, and only its
-# vmlinuz and the modules the VM needs are kept in EVENTFS_KERNEL_CACHE
-# (default /var/cache/eventfs-kernels); nothing is installed on the host.
+# sources list and lists directory, and kept in EVENTFS_KERNEL_CACHE
+# (default /var/cache/eventfs-kernels) with what dpkg -x unpacks of it that
+# the VMs use: vmlinuz and the modules of scripts/kernels/modules (made
+# again from the package when that list changes). Nothing is installed on
+# the host; a later run fetches nothing.
 # The VM has no network. Exit status: 0 when COMMAND exited 0 in every VM.
 set -euo pipefail
 
