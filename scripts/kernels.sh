@@ -193,7 +193,7 @@ initramfs() {
   mkdir -p "$root"/{bin,dev,proc,sys,newroot,modules}
   cp "$(command -v busybox)" "$root/bin/busybox"
   local a
-  for a in sh mount umount mkdir insmod chroot echo sync uname cat mke2fs; do ln -s busybox "$root/bin/$a"; done
+  for a in sh mount umount mkdir insmod chroot echo sync uname cat mke2fs sed; do ln -s busybox "$root/bin/$a"; done
   cp "$here/kernels/init" "$root/init"
   chmod 755 "$root/init"
   cp "$dir"/modules/* "$root/modules/"
@@ -225,6 +225,7 @@ write_job() {
       [ -n "${!v+x}" ] && printf 'export %s=%q\n' "$v" "${!v}"
     done
     printf 'cd %q || exit 125\n' "$PWD"
+    printf '%s\n' "$PWD" >"$res/workdir"
     printf '%q ' "$@"
     echo '>/mnt/results/output.log 2>&1 </dev/null'
   } >"$res/job.sh"
