@@ -107,7 +107,7 @@ bool make_dirs(const std::string& path) {
 
 // The values of a recorded workload, decoded by `decoder` with each task
 // id of the workload replaced by its role: the markers in order, and the
-// distinct switches from one ping-pong thread, going to sleep, to the other.
+// distinct switches from one ping-pong thread to the other.
 struct Values {
   std::vector<std::string> markers;
   std::set<std::string> switches;
@@ -149,11 +149,15 @@ struct Values {
       if (named.rfind("<marker> marker: ", 0) == 0) out.markers.push_back(named);
       // The task, prev_pid and next_pid all ping-pong threads, by the names
       // they give themselves (the first switch to one may come before it
-      // has), and the thread going to sleep on its pipe (how the last one
-      // ends, preempted or exiting, varies from run to run).
+      // has). Whether the thread handing over sleeps on its pipe or is
+      // preempted by the one it woke is the scheduler's choice, which varies
+      // with the kernel and the timing: prev_state is left out.
+      if (auto st = named.find(" prev_state="); st != std::string::npos) {
+        auto end = named.find(' ', st + 1);
+        named.erase(st, end == std::string::npos ? std::string::npos : end - st);
+      }
       if (named.find(" sched_switch: ") != std::string::npos && ours >= 3 &&
-          named.find(" prev_state=S ") != std::string::npos && named.find("prev_comm=efs-p") != std::string::npos &&
-          named.find("next_comm=efs-p") != std::string::npos &&
+          named.find("prev_comm=efs-p") != std::string::npos && named.find("next_comm=efs-p") != std::string::npos &&
           named.find("prev_pid=<marker>") == std::string::npos && named.find("next_pid=<marker>") == std::string::npos) {
         out.switches.insert(named);
         ++out.hand_overs;
