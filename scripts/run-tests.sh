@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install, build and run every test: the normal build, then the same suite
 # built with AddressSanitizer and UndefinedBehaviorSanitizer, and with
-# ThreadSanitizer; then the fuzzers (scripts/fuzz.sh), where there are some.
+# ThreadSanitizer; then the fuzzers (scripts/fuzz.sh), where there are some;
+# then the kernel-contract suite under Debian's 5.10, 6.1 and 6.12 kernels
+# in qemu (scripts/kernels.sh).
 #   sudo bash scripts/run-tests.sh
 # Ends with a line "N passed, N failed, N skipped": the test cases of the
-# normal and ASan+UBSan builds (meson's JUnit logs), one failed case per
-# process that wrote a sanitizer report (TSan's included), and one case per
-# fuzz target.
+# normal and ASan+UBSan builds (meson's JUnit logs) and of the kernel
+# matrix (gtest's reports), one failed case per process that wrote a
+# sanitizer report (TSan's included), and one case per fuzz target.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -172,26 +174,49 @@ if [ -f scripts/fuzz.sh ]; then
   echo "=== fuzz: $((SECONDS - start)) s"
 fi
 
-# Count test cases (not executables) from meson's JUnit logs.
-python3 - "$extra_passed" "$extra_failed" build build-asan <<'PY'
+# The kernel matrix (scripts/kernels/matrix.sh): the kernel-contract suite
+# (test/kernel_contract.filter) of the normal build under each of Debian's
+# kernels scripts/kernels.sh boots (5.10, 6.1, 6.12), in qemu, then the
+# cross-kernel identity check on the host. Each gtest report counts below
+# with the others; a kernel without one counts as one failed case. The
+# kernels are cached in /var/cache/eventfs-kernels after the first run.
+reports=()
+if [ -x build/test/integration/integration_tests ]; then
+  echo "=== kernel matrix"
+  bash scripts/kernels/matrix.sh build || status=1
+  if [ -f build/kernels/reports ] && [ -f build/kernels/missing ]; then
+    while IFS= read -r r; do reports+=("$r"); done <build/kernels/reports
+    extra_failed=$((extra_failed + $(wc -l <build/kernels/missing)))
+  else
+    extra_failed=$((extra_failed + 1))
+  fi
+fi
+
+# Count test cases (not executables) from meson's JUnit logs and the
+# matrix's gtest reports.
+python3 - "$extra_passed" "$extra_failed" "build=build/meson-logs/testlog.junit.xml" \
+  "build-asan=build-asan/meson-logs/testlog.junit.xml" "${reports[@]}" <<'PY'
 import sys, xml.etree.ElementTree as ET
 passed, failed, skipped = int(sys.argv[1]), int(sys.argv[2]), 0
-for d in sys.argv[3:]:
+for arg in sys.argv[3:]:
+    name, path = arg.split("=", 1)
     try:
-        root = ET.parse(f"{d}/meson-logs/testlog.junit.xml").getroot()
+        root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as e:
-        print(f"{d}: no test log ({e})")
+        print(f"{name}: no test log ({e})")
         failed += 1
         continue
-    for suite in root.iter("testsuite"):
-        cases = list(suite.iter("testcase"))
-        for c in cases:
-            if c.find("failure") is not None or c.find("error") is not None:
-                failed += 1
-            elif c.find("skipped") is not None:
-                skipped += 1
-            else:
-                passed += 1
+    p = f = s = 0
+    for c in root.iter("testcase"):
+        if c.find("failure") is not None or c.find("error") is not None:
+            f += 1
+        elif c.find("skipped") is not None or c.get("result") == "skipped" or c.get("status") == "notrun":
+            s += 1
+        else:
+            p += 1
+    if name.startswith("kernel ") or name.startswith("cross-kernel"):
+        print(f"{name}: {p} passed, {f} failed, {s} skipped")
+    passed, failed, skipped = passed + p, failed + f, skipped + s
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)
 PY

@@ -2,12 +2,15 @@
 // kernel: its errno, its error_log line, and no change; error_log itself.
 
 #include <fnmatch.h>
+#include <algorithm>
 #include <functional>
 #include <random>
 #include <string_view>
 
 
+#include "control/trigger.h"
 #include "support/control_fixture.h"
+#include "support/time_scale.h"
 
 namespace eventfs_it {
 namespace {
@@ -72,6 +75,17 @@ std::string ControlRefusedWrite::setup_error_;
 TEST_P(ControlRefusedWrite, FailsWithItsErrnoALogLineAndNoChange) {
   const RefusedWrite& w = GetParam();
   if (w.data.empty()) GTEST_SKIP() << "a 0-length write need not reach the daemon";
+  if (std::string_view(w.log).find("is not available") != std::string_view::npos) {
+    // A row about a trigger command this project's kernel lacks; a kernel
+    // that has it takes it (Debian's 5.10, 6.1 and 6.12 have snapshot).
+    const std::string command(w.data.substr(0, w.data.find_first_of(":\n")));
+    const auto available =
+        ::eventfs::available_triggers_from(slurp(std::string(kLiveTracefs) + "/events/sched/sched_switch/trigger"));
+    if (std::find(available.begin(), available.end(), command) != available.end())
+      GTEST_SKIP() << "this kernel has " << command
+                   << ": KernelLacks.ATriggerCommandTheKernelDoesNotListIsRefusedWithTheKernelsList checks the "
+                      "refusal of each command it lacks";
+  }
   const auto before = InstanceState();
   ASSERT_EQ(trigger_lines(before[0]).size(), 2u) << before[0];
   int fd = ::open((*mount_ / w.file).c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
@@ -151,7 +165,7 @@ TEST_F(ControlRefusedWrite, ARefusedGlobLeavesEveryEventOfTheInstanceAsItWas) {
   stop = true;
   switches.join();
   EXPECT_EQ(WholeInstance(inst), before) << "a refused glob changed the instance";
-  EXPECT_LT(took, 2s) << "the refused raw glob took "
+  EXPECT_LT(took, scaled(2s)) << "the refused raw glob took "
                       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
   EXPECT_TRUE(LogHas(slurp(*mount_ / "error_log"), "raw/sched/sched_switch/trigger", "is set already"));
 }

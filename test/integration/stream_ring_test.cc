@@ -11,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "support/kernel_features.h"
 #include "support/stream_fixture.h"
 #include "support/stream_util.h"
 #include "support/stream_reading.h"
@@ -261,6 +262,11 @@ TEST_P(StreamIdle, AnOpenStreamWithNothingToReadLeavesItsReadersAsleepAndEachLat
   MarkerMount mm({"-o", std::string("reader=") + GetParam()});
   MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
+  if (GetParam() == std::string("mmap") && !kernel_maps_rings()) {
+    // Before Linux 6.10: the mount is made, its streams fail and say why.
+    EXPECT_TRUE(MmapRefusedAsDocumented(m, m / "trace_pipe"));
+    return;
+  }
   const int cpus = mount_cpus(m.path());
   ASSERT_GT(cpus, 0);
   const std::vector<int> allowed = allowed_cpus();
@@ -371,7 +377,7 @@ TEST_P(StreamOfflineCpu, IsAnEmptyStreamUntilTheCpuComesOnlineThenItsRecordsCome
   ASSERT_TRUE(at_other.Start());
   ASSERT_TRUE(at_cpu.Start());
   EXPECT_TRUE(wait_until([&] { return reader_of(cpu) == "offline"; }, 5s)) << slurp(cpu_path(cpu, "stats"));
-  const std::string online_mode = mode == "read" ? "read" : "mmap";
+  const std::string online_mode = reader_in_use(mode);
   EXPECT_EQ(reader_of(other), online_mode);
 
   constexpr int kMarkers = 300;

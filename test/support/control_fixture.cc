@@ -1,12 +1,13 @@
 // The fixture of the control tests (the top-level instance is left as it was) and
 #include "support/control_fixture.h"
+#include "support/time_scale.h"
 
 namespace eventfs_it::control {
 
 std::string owner_record(const std::string& name) { return "/run/eventfs/" + name + ".owner"; }
 
 std::string wait_owner(const std::string& name, pid_t pid, std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
+  auto deadline = Clock::now() + scaled(limit);
   std::string text;
   for (;;) {
     if (read_file(owner_record(name), text) == 0 && std::strtol(text.c_str(), nullptr, 10) == pid) return text;
@@ -106,7 +107,7 @@ void ping_pong(int rounds) {
 }
 
 bool switch_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
+  auto deadline = Clock::now() + scaled(limit);
   for (;;) {
     if (done()) return true;
     if (Clock::now() >= deadline) return false;

@@ -1,5 +1,6 @@
 // The control-file load of the fault tests: threads and processes writing and
 #include "support/fault_control_load.h"
+#include "support/time_scale.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -411,7 +412,7 @@ int Workers::AddProcess(const Plan& plan) {
     // The child runs its worker and ends; it never returns into the test.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     try {
-      std::int64_t limit = now_ns() + 20'000'000'000;
+      std::int64_t limit = now_ns() + std::chrono::nanoseconds(scaled(20s)).count();
       while (!b_.go.load() && now_ns() < limit) ::usleep(1000);
       if (b_.go.load()) run_worker(env_, plan, b_.w[i], b_.deadline.load(), b_.stop);
       b_.w[i].done = 1;
@@ -445,7 +446,7 @@ void Workers::Go(std::chrono::milliseconds duration) {
 }
 
 std::vector<std::string> Workers::Wait(std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
+  auto deadline = Clock::now() + scaled(limit);
   std::vector<std::string> stuck;
   for (std::size_t k = 0; k < pids_.size(); ++k) {
     if (reaped_[k]) continue;

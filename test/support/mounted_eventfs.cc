@@ -1,5 +1,6 @@
 // Helpers for the integration tests: run the real eventfs daemon on a fresh
 #include "support/mounted_eventfs.h"
+#include "support/time_scale.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -76,7 +77,7 @@ MountedEventfs::~MountedEventfs() {
   std::string cwd = opts_.relative_mountpoint || opts_.cwd.empty() ? dir_.path() : opts_.cwd;
   pid_t pid = spawn(argv, err_fd_, err_fd_, cwd);
   if (pid < 0) return ::testing::AssertionFailure() << "fork: " << std::strerror(errno);
-  auto deadline = Clock::now() + opts_.timeout;
+  auto deadline = Clock::now() + scaled(opts_.timeout);
   if (opts_.foreground) {
     pid_ = pid;
     child_ = true;
@@ -87,7 +88,7 @@ MountedEventfs::~MountedEventfs() {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &st, 0);
       return ::testing::AssertionFailure() << "eventfs (background) did not return within "
-                                           << opts_.timeout.count() << " ms; stderr: " << Stderr();
+                                           << scaled(opts_.timeout).count() << " ms; stderr: " << Stderr();
     }
     launcher_status_ = st;
     mounted_on_return_ = mounted_at(mnt_);
@@ -120,7 +121,7 @@ MountedEventfs::~MountedEventfs() {
     }
     if (Clock::now() >= deadline)
       return ::testing::AssertionFailure() << "no fuse.eventfs mount at " << mnt_ << " within "
-                                           << opts_.timeout.count() << " ms; stderr: " << Stderr();
+                                           << scaled(opts_.timeout).count() << " ms; stderr: " << Stderr();
     std::this_thread::sleep_for(5ms);
   }
 }
@@ -137,7 +138,7 @@ std::optional<int> MountedEventfs::WaitExit(std::chrono::milliseconds timeout) {
   if (child_) {
     if (!wait_exit(pid_, timeout, st)) return std::nullopt;
   } else {
-    auto deadline = Clock::now() + timeout;
+    auto deadline = Clock::now() + scaled(timeout);
     while (process_alive(pid_)) {
       if (Clock::now() >= deadline) return std::nullopt;
       std::this_thread::sleep_for(5ms);

@@ -1,5 +1,6 @@
 // Processes: spawn, run, wait, and what /proc says about them.
 #include "support/processes.h"
+#include "support/time_scale.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -19,7 +20,7 @@
 namespace eventfs_it {
 
 bool wait_exit(pid_t pid, std::chrono::milliseconds timeout, int& status) {
-  auto deadline = Clock::now() + timeout;
+  auto deadline = Clock::now() + scaled(timeout);
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) return true;
@@ -174,7 +175,7 @@ std::string shell(const std::string& command, int* exit_code) {
     if (exit_code) *exit_code = -1;
     return "<shell(): no single quotes in commands>";
   }
-  std::string full = "LC_ALL=C timeout 20 sh -c '" + command + "'";
+  std::string full = "LC_ALL=C timeout " + std::to_string(scaled(20s).count() / 1000) + " sh -c '" + command + "'";
   FILE* p = ::popen(full.c_str(), "r");
   if (!p) {
     if (exit_code) *exit_code = -1;

@@ -1,5 +1,6 @@
 // What crashed runs left behind (mounts, offline CPUs), and a per-test watchdog.
 #include "support/stale_runs.h"
+#include "support/time_scale.h"
 
 #include <fcntl.h>
 #include <glob.h>
@@ -76,7 +77,7 @@ int clean_stale_mounts() {
     // only one that does not is killed.
     auto pids = eventfs_pids_mentioning(dir + "/");
     auto gone = [&](std::chrono::milliseconds limit) {
-      auto deadline = Clock::now() + limit;
+      auto deadline = Clock::now() + scaled(limit);
       for (;;) {
         bool any = false;
         for (pid_t pid : pids) any = any || process_alive(pid);
@@ -194,9 +195,9 @@ void Watchdog::Watch() {
   while (!stop_) {
     std::this_thread::sleep_for(100ms);
     std::lock_guard lock(mu_);
-    if (!current_.empty() && Clock::now() - started_ > kPerTestLimit) {
-      std::fprintf(stderr, "[eventfs-it] %s took longer than %lld s: aborting the run\n",
-                   current_.c_str(), static_cast<long long>(kPerTestLimit.count()));
+    if (!current_.empty() && Clock::now() - started_ > scaled(kPerTestLimit)) {
+      std::fprintf(stderr, "[eventfs-it] %s took longer than %lld s: aborting the run\n", current_.c_str(),
+                   static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(scaled(kPerTestLimit)).count()));
       std::fflush(stderr);
       restore_offline_cpus(true);  // (no destructor runs after _Exit)
       std::_Exit(3);

@@ -1,5 +1,6 @@
 // Reading a stream: the Collector (see stream_reading.h).
 #include "support/stream_reading.h"
+#include "support/time_scale.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -67,7 +68,7 @@ std::vector<std::string> Collector::Problems() {
 }
 
 bool Collector::WaitQuiet(std::chrono::milliseconds quiet, std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
+  auto deadline = Clock::now() + scaled(limit);
   for (;;) {
     Clock::time_point last;
     {

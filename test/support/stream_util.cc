@@ -1,5 +1,6 @@
 // Stream-test helpers: instance files, stats, CPUs, waiting.
 #include "support/stream_util.h"
+#include "support/time_scale.h"
 
 namespace eventfs_it::stream {
 
@@ -83,7 +84,7 @@ bool pin_current_thread(int cpu) {
 }
 
 bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
+  auto deadline = Clock::now() + scaled(limit);
   for (;;) {
     if (pred()) return true;
     if (Clock::now() >= deadline) return false;
