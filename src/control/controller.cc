@@ -264,6 +264,10 @@ Controller::KernelStatus Controller::set_enabled(const std::string& dir, const s
   if (!after)
     if (auto k = files_.read(dir + "/enable")) left_on = k->rfind("1", 0) == 0 && k->find('*') == std::string::npos;
   if (before == after && !left_on) return {};
+  // The kernel records from its enable on: the stable events that do not
+  // want those records say so first (when it stops, they are told after,
+  // by the write's PublishOnExit).
+  if (after) publish_wanted();
   KernelStatus written = kernel_write(dir + "/enable", after ? "1" : "0");
   if (!written) {
     std::lock_guard lock(state_mu_);

@@ -15,6 +15,7 @@
 #include "support/control_fixture.h"
 #include "support/stream_util.h"
 #include "support/stream_reading.h"
+#include "support/time_scale.h"
 
 namespace eventfs_it {
 namespace {
@@ -211,7 +212,7 @@ TEST_F(ControlVariables, SigtermWhileCapturesRewriteKernelTriggersEndsInTime) {
   ASSERT_TRUE(st.has_value()) << "still running 20 s after SIGTERM";
   EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0) << "status " << *st << "; stderr: " << m_->Stderr();
   // 2 s for open files, 3 s for the instance (eventfs(8), SIGNALS AND SHUTDOWN).
-  EXPECT_LT(took, 5s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+  EXPECT_LT(took, scaled(5s)) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
   EXPECT_FALSE(exists(inst_));
   EXPECT_TRUE(save_instances(name).empty());
 }

@@ -251,6 +251,31 @@ TEST_F(ControllerTest, ARefusalAfterArmedTriggersFiredPutsTheirTargetsBack) {
 // Reads of control files never wait for another event's write, even one the
 // kernel is slow to take; a read of the event being written waits for the
 // write (which may show the kernel a state it then undoes).
+// The kernel starts recording when its enable is written: by then the
+// stable events that do not want those records must already say so, or the
+// drainers stream what comes meanwhile (found by the kernel matrix under
+// qemu, where a context switch falls between the two).
+TEST_F(ControllerTest, WhoWantsTheRecordsIsPublishedBeforeTheKernelRecordsThem) {
+  WantedEvents wanted(fx.resolution.available.size());
+  Controller c(fake, *fx.tracefs, fx.resolution, &wanted);
+  std::size_t a = index("sched_switch"), b = index("task_switch");
+  std::vector<std::pair<bool, bool>> at_enable;  // (a, b) wanted as the kernel's enable is written
+  fake.before_write = [&](const std::string& rel) {
+    if (rel == std::string(kSwitch) + "/enable") at_enable.emplace_back(wanted.wanted(a), wanted.wanted(b));
+  };
+  ASSERT_EQ(c.write_raw_enable("sched", "sched_switch", "1"), 0);
+  ASSERT_EQ(at_enable.size(), 1u);
+  EXPECT_FALSE(at_enable[0].first) << "sched_switch still wanted when the raw enable reached the kernel";
+  EXPECT_FALSE(at_enable[0].second) << "task_switch still wanted when the raw enable reached the kernel";
+  ASSERT_EQ(c.write_raw_enable("sched", "sched_switch", "0"), 0);
+  at_enable.clear();
+  ASSERT_EQ(c.write_enable(b, "1"), 0);
+  ASSERT_EQ(at_enable.size(), 1u);
+  EXPECT_FALSE(at_enable[0].first) << "sched_switch still wanted when task_switch's enable reached the kernel";
+  EXPECT_TRUE(at_enable[0].second);
+  ASSERT_EQ(c.write_enable(b, "0"), 0);
+}
+
 TEST_F(ControllerTest, TheEventLockMapKeepsOnlyTheLocksInUse) {
   EXPECT_EQ(ctl.event_locks_in_use(), 0u);
   std::string out;
