@@ -49,7 +49,7 @@ Status CpuRecorder::write_record(const unsigned char* p) {
   // from a queue that held none when it was read): it is kept, as it may
   // be the recording's own.
   const bool timeless_loss = h->id == EVENTFS_ID_LOST && h->timestamp == 0;
-  if (h->timestamp < control_.start.load(std::memory_order_relaxed) && !timeless_loss) {
+  if (h->timestamp < start_ && !timeless_loss) {
     older_.fetch_add(1, std::memory_order_relaxed);
     return {};
   }

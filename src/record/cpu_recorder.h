@@ -1,7 +1,7 @@
 // The recorder of one CPU: reads <mount>/per_cpu/cpuN/trace_pipe_raw
 // (O_NONBLOCK) into a buffer a reader thread lends it (reader_threads.h) and
 // writes what it reads into that CPU's CTF stream. Records older than the
-// recording's start (RecordControl::start), lost-events records included,
+// recording's start on its CPU (set_start()), lost-events records included,
 // are not written: they were in the rings before the recording began.
 #pragma once
 
@@ -22,9 +22,6 @@ struct RecordControl {
   enum Phase { kRecord, kDrain, kStop };
   std::atomic<int> phase{kRecord};
   std::atomic<bool> failed{false};  // a recorder stopped on an error
-  // The trace clock's time when the recording started (start_time.h); set
-  // before the reader threads start.
-  std::atomic<std::uint64_t> start{0};
 };
 
 class CpuRecorder {
@@ -56,6 +53,9 @@ class CpuRecorder {
   Status finish();
 
   int cpu() const { return cpu_; }
+  // The trace clock's time on this recorder's CPU when the recording
+  // started: older records are not written. Set before it is read.
+  void set_start(std::uint64_t start) { start_ = start; }
   int fd() const { return fd_; }
   bool stopped() const { return error_.has_value(); }
   const StreamWriter& writer() const { return writer_; }
@@ -78,6 +78,7 @@ class CpuRecorder {
   int cpu_;
   RecordControl& control_;
   std::size_t packet_size_;
+  std::uint64_t start_ = 0;
   std::unordered_map<std::uint32_t, Kind> kinds_;
   int fd_ = -1;
   std::string path_;

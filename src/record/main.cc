@@ -274,11 +274,14 @@ class Recording {
     return holds_->hold(names);
   }
 
-  // Once the events are on: what is older was in the rings before.
+  // Once the events are on: what is older was in the rings before. Each
+  // CPU's own clock (a CPU-local trace clock need not agree between CPUs).
   Status read_start() {
-    auto now = read_clock_now(layout_.mount, layout_.cpus.front());
-    if (!now) return std::move(now).error();
-    control_.start = *now;
+    for (auto& r : recorders_) {
+      auto now = read_clock_now(layout_.mount, r->cpu());
+      if (!now) return std::move(now).error();
+      r->set_start(*now);
+    }
     return {};
   }
 

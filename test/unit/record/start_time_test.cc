@@ -67,8 +67,8 @@ TEST(RecordStartTime, RecordsAndLossesOlderThanTheStartAreNotWritten) {
   e.size = e.end = 8;
   layout.events.push_back(e);
   RecordControl control;
-  control.start = 1000;
   CpuRecorder r(layout, 0, control);
+  r.set_start(1000);
   ASSERT_TRUE(r.open(dir / "out"));
 
   std::vector<unsigned char> bytes;
