@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -125,9 +126,18 @@ void collect_tables(const tep_print_arg* a, RawEvent& out) {
   }
 }
 
+// libtraceevent's format tokenizer keeps its input in file-scope variables,
+// so two parses at once (two FUSE workers looking up two events) corrupt each
+// other. Every parse in the process goes through this lock.
+std::mutex& tep_parse_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 }  // namespace
 
 Result<RawEvent> parse_raw_format(const std::string& system, const std::string& text) {
+  std::lock_guard lock(tep_parse_mutex());
   std::unique_ptr<tep_handle, TepDeleter> tep(tep_alloc());
   if (!tep) return fail(ENOMEM, "out of memory");
   tep_event* ev = nullptr;
