@@ -1,6 +1,5 @@
 #include "control/captures.h"
 
-#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
@@ -38,7 +37,7 @@ namespace {
 // filter leaves those out too, once it knows the thread).
 class FieldSink final : public RingSink {
  public:
-  FieldSink(const CaptureSpec& spec, const std::vector<int>& own,
+  FieldSink(const CaptureSpec& spec, OwnThreads& own,
             std::vector<std::pair<std::int64_t, std::uint64_t>>& out)
       : spec_(spec), own_(own), out_(out) {}
   void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
@@ -47,7 +46,7 @@ class FieldSink final : public RingSink {
     for (const RawField& t : spec_.task_fields) {
       if (t.offset + t.size > len) return;
       const auto tid = integer_from_bytes(raw + t.offset, t.size, t.is_signed);
-      if (std::binary_search(own_.begin(), own_.end(), tid)) return;
+      if (own_.is_own(tid)) return;
     }
     out_.emplace_back(integer_from_bytes(raw + f.offset, f.size, f.is_signed), ts);
   }
@@ -55,22 +54,11 @@ class FieldSink final : public RingSink {
 
  private:
   const CaptureSpec& spec_;
-  const std::vector<int>& own_;
+  OwnThreads& own_;
   std::vector<std::pair<std::int64_t, std::uint64_t>>& out_;
 };
 
 }  // namespace
-
-std::vector<int> own_thread_ids() {
-  std::vector<int> tids;
-  if (DIR* d = ::opendir("/proc/self/task")) {
-    while (dirent* e = ::readdir(d))
-      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(std::atoi(e->d_name));
-    ::closedir(d);
-  }
-  std::sort(tids.begin(), tids.end());
-  return tids;
-}
 
 std::string capture_filter(const std::string& condition, const std::vector<RawField>& fields,
                            const std::vector<int>& tids) {
@@ -122,7 +110,7 @@ void InstanceCaptures::wake() {
 }
 
 Status InstanceCaptures::apply_filter(Armed& a) {
-  const std::string filter = capture_filter(a.spec.raw_filter, a.spec.task_fields, own_threads_);
+  const std::string filter = capture_filter(a.spec.raw_filter, a.spec.task_fields, own_threads_.tids());
   if (filter == a.filter) return {};
   Status set = a.instance->write(a.event_dir + "/filter", filter.empty() ? "0" : filter);
   if (!set) return set;
@@ -130,16 +118,11 @@ Status InstanceCaptures::apply_filter(Armed& a) {
   return {};
 }
 
-void InstanceCaptures::follow_own_threads() {
-  const auto t = std::chrono::steady_clock::now();
-  if (t < threads_listed_ + kThreadsRelist) return;
-  threads_listed_ = t;
-  std::vector<int> now = own_thread_ids();
-  if (now == own_threads_) return;
-  own_threads_ = std::move(now);
+void InstanceCaptures::follow_own_threads(std::vector<std::string>& problems) {
+  if (!own_threads_.take_changed()) return;
   for (auto& [id, a] : armed_)
-    if (Status set = apply_filter(*a); !set && problem_)
-      problem_(fmt::format("save:{} on {}:{}: the kernel refused the filter leaving eventfs's threads out: {}",
+    if (Status set = apply_filter(*a); !set)
+      problems.push_back(fmt::format("save:{} on {}:{}: the kernel refused the filter leaving eventfs's threads out: {}",
                            a->spec.variable, a->spec.system, a->spec.event, std::strerror(set.code())));
 }
 
@@ -163,9 +146,12 @@ Result<int> InstanceCaptures::arm(const CaptureSpec& spec) {
   (void)in.write("buffer_percent", "0");
   (void)in.write("trace_clock", "mono");
   (void)in.disable_option("block");
-  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
-  own_threads_ = own_thread_ids();  // (the capture thread among them)
-  threads_listed_ = std::chrono::steady_clock::now();
+  if (!thread_.joinable()) {
+    thread_ = std::thread([this] { run(); });
+    // Named before the write that armed the save returns (ps, top, tests).
+    pthread_setname_np(thread_.native_handle(), "eventfs-capture");
+  }
+  own_threads_.list();  // (the capture thread among them)
   if (Status set = apply_filter(*a); !set)
     return fail(set.code(), fmt::format("the kernel refused the save's condition: {}", std::strerror(set.code())));
   for (int cpu = 0; cpu < in.cpus(); ++cpu) {
@@ -228,7 +214,6 @@ void InstanceCaptures::pause_until(std::chrono::steady_clock::time_point until) 
 }
 
 void InstanceCaptures::run() {
-  pthread_setname_np(pthread_self(), "eventfs-capture");
   std::vector<pollfd> fds;
   std::vector<std::pair<int, std::size_t>> owners;  // (capture id, ring index) per fds[i > 0]
   std::vector<std::pair<std::int64_t, std::uint64_t>> values;
@@ -261,7 +246,8 @@ void InstanceCaptures::run() {
     problems.clear();
     {
       std::lock_guard lock(mu_);
-      follow_own_threads();
+      own_threads_.relist(last_batch);
+      follow_own_threads(problems);
       for (std::size_t i = 1; i < fds.size(); ++i) {
         if (!fds[i].revents) continue;
         auto it = armed_.find(owners[i - 1].first);
@@ -290,6 +276,7 @@ void InstanceCaptures::run() {
           if (a.spec.count && --*a.spec.count == 0) (void)a.instance->write(a.event_dir + "/enable", "0");
         }
       }
+      follow_own_threads(problems);  // threads the records named and the last list did not have
     }
     if (problem_)
       for (const auto& why : problems) problem_(why);

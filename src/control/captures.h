@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "error/result.h"
+#include "control/own_threads.h"
 #include "format/raw_event.h"
 
 namespace eventfs {
@@ -104,9 +105,10 @@ class InstanceCaptures final : public CaptureEngine {
   void wake();
   // Waits on the wake descriptor until `until` (or a wake-up).
   void pause_until(std::chrono::steady_clock::time_point until);
-  // The daemon's threads now; when they changed, every armed capture's
-  // kernel filter is rewritten to leave them out (mu_ held).
-  void follow_own_threads();
+  // When the daemon's known threads changed, every armed capture's kernel
+  // filter is rewritten to leave them out; a refusal is told in `problems`
+  // (mu_ held).
+  void follow_own_threads(std::vector<std::string>& problems);
   Status apply_filter(Armed& a);  // mu_ held
 
   std::string root_, base_;
@@ -115,10 +117,7 @@ class InstanceCaptures final : public CaptureEngine {
   mutable std::mutex mu_;
   std::map<int, std::unique_ptr<Armed>> armed_;  // guarded by mu_
   int next_id_ = 1;                               // guarded by mu_
-  std::vector<int> own_threads_;                  // guarded by mu_; sorted
-  std::chrono::steady_clock::time_point threads_listed_;  // guarded by mu_
-  // The daemon's threads are listed again at a batch at most this often.
-  static constexpr auto kThreadsRelist = std::chrono::milliseconds(10);
+  OwnThreads own_threads_;                        // guarded by mu_
   std::atomic<bool> stop_{false};
   int wake_fd_ = -1;
   std::thread thread_;  // started by the first arm() (under mu_)
@@ -129,7 +128,4 @@ class InstanceCaptures final : public CaptureEngine {
 // instance filters its event with. "" when there is nothing to filter.
 std::string capture_filter(const std::string& condition, const std::vector<RawField>& fields,
                            const std::vector<int>& tids);
-// The threads of this process, sorted.
-std::vector<int> own_thread_ids();
-
 }  // namespace eventfs

@@ -179,7 +179,7 @@ TEST_F(ControlVariables, ASaveOnAHotEventLeavesTheDaemonsOwnThreadsOut) {
             missing += " " + std::to_string(tid) + " (" + comm + ")";
         return missing.empty();
       },
-      2s))
+      scaled(2s)))
       << "threads not left out:" << missing << "; filter: " << slurp(filter_file);
   std::size_t own = 0, seen = 0;
   for (int i = 0; i < 60; ++i) {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "control/captures.h"
+#include "control/own_threads.h"
 #include "control/controller.h"
 #include "control/filter.h"
 #include "control/variables.h"
