@@ -44,8 +44,6 @@ inline char* put(char* w, const std::string& s) {
   return w + s.size();
 }
 
-inline char printable(unsigned char c) { return (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c); }
-
 }  // namespace
 
 TextFormat TextFormat::compile(const Binding& b) {
@@ -96,7 +94,7 @@ void TextFormat::render(std::string& out, std::string_view comm, std::int32_t pi
   if (comm.empty()) comm = pid == 0 ? "<idle>" : "<...>";
   if (comm.size() > 16) comm = comm.substr(0, 16);
   char* w = buf;
-  for (char c : comm) *w++ = printable(static_cast<std::uint8_t>(c));
+  for (char c : comm) *w++ = printable_char(static_cast<std::uint8_t>(c));
   *w++ = '-';
   w = put_num(w, pid);
   *w++ = ' ';
@@ -115,10 +113,10 @@ void TextFormat::render(std::string& out, std::string_view comm, std::int32_t pi
       case Kind::Signed: w = put_num(w, load_s(p, f.size)); break;
       case Kind::Unsigned: w = put_num(w, load_u(p, f.size)); break;
       case Kind::Char:
-        if (*p) *w++ = printable(*p);
+        if (*p) *w++ = printable_char(*p);
         break;
       case Kind::Text:
-        for (std::size_t i = 0; i < f.count && p[i]; ++i) *w++ = printable(p[i]);
+        for (std::size_t i = 0; i < f.count && p[i]; ++i) *w++ = printable_char(p[i]);
         break;
       case Kind::SignedArray:
       case Kind::UnsignedArray:

@@ -54,6 +54,10 @@ class TextFormat {
   std::size_t max_line_ = 0;  // the longest line this event can render to
 };
 
+// A byte of a name or text field as tracefs's lines show it: a control
+// character is '?'.
+inline char printable_char(unsigned char c) { return (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c); }
+
 // Projects a raw record and renders its line (the task's name not known):
 // `scratch` must have room for p.payload_size() bytes.
 void render_raw_record(std::string& out, const Projection& p, const TextFormat& f, unsigned cpu,

@@ -1,11 +1,82 @@
 #include "stream/comm_cache.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
-namespace eventfs {
+#include <fmt/format.h>
 
-std::size_t CommCache::name_of(std::int32_t pid, char* out) const {
+namespace eventfs {
+namespace {
+
+// True when this process's pids are the kernel's: /proc/self/status lists
+// one pid in NSpid (a process in a child pid namespace has one per level).
+bool sees_kernel_pids() {
+  const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = 0;
+  const char* line = std::strstr(buf, "\nNSpid:");
+  if (!line) return true;  // (kernels before 4.1 say nothing of namespaces)
+  line += 7;
+  int numbers = 0;
+  for (const char* p = line; *p && *p != '\n'; ++p)
+    if (*p >= '0' && *p <= '9' && (p == line || p[-1] == ' ' || p[-1] == '\t')) ++numbers;
+  return numbers == 1;
+}
+
+bool read_proc_comm(std::int32_t pid, std::string& name) {
+  char path[40];
+  fmt::format_to_n(path, sizeof path - 1, "/proc/{}/comm", pid).out[0] = 0;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[64];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return false;
+  name.assign(buf, static_cast<std::size_t>(n));
+  if (!name.empty() && name.back() == '\n') name.pop_back();
+  return true;
+}
+
+}  // namespace
+
+CommCache::LiveName CommCache::proc_comm() {
+  if (!sees_kernel_pids()) return nullptr;
+  return read_proc_comm;
+}
+
+CommCache::CommCache(std::function<std::string()> read_table, LiveName live)
+    : read_table_(std::move(read_table)), live_name_(std::move(live)), now_(Clock::now()) {}
+
+std::size_t CommCache::name_of(std::int32_t pid, char* out) {
+  if (pid <= 0) return 0;
+  if (live_name_) {
+    std::lock_guard lock(live_mu_);
+    auto it = live_.find(pid);
+    if (it == live_.end() || now_ - it->second.at >= kLiveMaxAge) {
+      if (it == live_.end()) {
+        if (live_.size() >= kMaxNames) live_.clear();
+        it = live_.emplace(pid, Live{}).first;
+      }
+      Live& l = it->second;
+      std::string name;
+      l.alive = live_name_(pid, name);
+      l.len = static_cast<std::uint8_t>(std::min<std::size_t>(name.size(), l.name.size()));
+      std::memcpy(l.name.data(), name.data(), l.len);
+      l.at = now_;
+    }
+    if (it->second.alive && it->second.len) {
+      std::memcpy(out, it->second.name.data(), it->second.len);
+      return it->second.len;
+    }
+  }
   std::shared_lock lock(mu_);
   auto it = names_.find(pid);
   if (it == names_.end()) {
@@ -17,14 +88,21 @@ std::size_t CommCache::name_of(std::int32_t pid, char* out) const {
   return n;
 }
 
-void CommCache::refresh() {
-  if (!missed_.load(std::memory_order_relaxed)) return;
+void CommCache::begin() {
+  const auto now = Clock::now();
+  std::lock_guard lock(live_mu_);
+  now_ = now;
+}
+
+bool CommCache::refresh() {
+  if (!missed_.load(std::memory_order_relaxed)) return false;
   std::lock_guard one(refresh_mu_);
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_ < kMinRefresh) return;
+  const auto now = Clock::now();
+  if (now - last_ < kMinRefresh) return false;
   last_ = now;
   missed_.store(false, std::memory_order_relaxed);
   load(read_table_());
+  return true;
 }
 
 void CommCache::load(std::string_view text) {

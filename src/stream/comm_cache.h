@@ -1,11 +1,16 @@
-// The names of tasks for the text stream's "<comm>-<pid>" column, from the
-// kernel's saved_cmdlines (the names the kernel saved for the tasks it
-// recorded events of). A lookup never reads a file: a pid it does not know
-// is remembered, and the next refresh() re-reads the table (at most every
-// kMinRefresh), so a task's first lines may show "<...>", as tracefs's own
-// do when its table has no name.
+// The names of tasks for the text stream's "<comm>-<pid>" column. tracefs
+// prints the name its saved_cmdlines has when the line is read (the name
+// the task had at its latest context switch); eventfs gives a live task's
+// name from /proc/<pid>/comm (the same name, once the task has run), looked
+// up again when older than kLiveMaxAge, and a task that is gone the name of
+// saved_cmdlines. That table is long (6.18 keeps 6552 names, 128 KiB: over
+// a millisecond to read), so it is read again only after a lookup missed,
+// at most every kMinRefresh; TextMerge then mends the lines it rendered
+// with "<...>" meanwhile. A name neither has stays "<...>", as tracefs's
+// own lines do.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -20,29 +25,50 @@ namespace eventfs {
 
 class CommCache {
  public:
+  using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kMinRefresh{100};
+  static constexpr std::chrono::milliseconds kLiveMaxAge{100};
   static constexpr std::size_t kMaxNames = 65536;
+  // Gives a live task's name (false when there is no such task, or names
+  // cannot be known this way).
+  using LiveName = std::function<bool(std::int32_t pid, std::string& name)>;
 
   // `read_table` gives saved_cmdlines' text ("<pid> <comm>" lines; empty if
-  // there is none).
-  explicit CommCache(std::function<std::string()> read_table) : read_table_(std::move(read_table)) {}
+  // there is none); `live` defaults to /proc/<pid>/comm, used only when
+  // this process sees the kernel's pids (the initial pid namespace).
+  explicit CommCache(std::function<std::string()> read_table, LiveName live = proc_comm());
 
   // Copies the name of `pid` into `out` (16 bytes) and returns its length;
-  // 0 when it is not known.
-  std::size_t name_of(std::int32_t pid, char* out) const;
-  // Re-reads the table if a lookup missed since the last time.
-  void refresh();
+  // 0 when it is not known (and never for pid 0, the idle task).
+  std::size_t name_of(std::int32_t pid, char* out);
+  // Before a batch of lookups: takes the time the live names are aged by.
+  void begin();
+  // Re-reads the table if a lookup missed since it was last read (at most
+  // every kMinRefresh). True when it did.
+  bool refresh();
 
   // Replaces the table with one parsed from `text` (for tests).
   void load(std::string_view text);
+  // /proc/<pid>/comm where this process sees the kernel's pids, else none.
+  static LiveName proc_comm();
 
  private:
+  struct Live {
+    std::array<char, 16> name{};
+    std::uint8_t len = 0;
+    bool alive = false;
+    Clock::time_point at;
+  };
   std::function<std::string()> read_table_;
+  LiveName live_name_;
   mutable std::shared_mutex mu_;
   std::unordered_map<std::int32_t, std::string> names_;  // guarded by mu_
-  mutable std::atomic<bool> missed_{true};
+  std::atomic<bool> missed_{true};
   std::mutex refresh_mu_;
-  std::chrono::steady_clock::time_point last_{};  // guarded by refresh_mu_
+  Clock::time_point last_{};  // guarded by refresh_mu_
+  std::mutex live_mu_;
+  std::unordered_map<std::int32_t, Live> live_;  // guarded by live_mu_
+  Clock::time_point now_;                        // guarded by live_mu_
 };
 
 }  // namespace eventfs

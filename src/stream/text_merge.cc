@@ -51,6 +51,7 @@ void TextMerge::render_head(int cpu, std::string& out) {
   } else if (auto it = text_.find(h.id); it != text_.end()) {
     char comm[16];
     const std::size_t n = comms_.name_of(h.pid, comm);
+    if (n == 0 && h.pid > 0) misses_.emplace_back(out.size(), h.pid);
     it->second.render(out, {comm, n}, h.pid, static_cast<unsigned>(cpu), h.timestamp, q.front() + sizeof h);
   }
   q.pop();
@@ -63,18 +64,41 @@ void TextMerge::render_gap(int cpu, std::string& out) {
 }
 
 bool TextMerge::take(std::size_t max, std::string& out) {
-  comms_.refresh();  // (before the queues' locks: it may read saved_cmdlines)
-  auto locks = lock_all(cpus_);
-  std::size_t start = out.size();
-  while (out.size() - start < max) {
-    const int best = oldest_head();
-    if (best < 0) break;
-    render_head(best, out);
+  comms_.begin();
+  misses_.clear();
+  const std::size_t start = out.size();
+  {
+    auto locks = lock_all(cpus_);
+    while (out.size() - start < max) {
+      const int best = oldest_head();
+      if (best < 0) break;
+      render_head(best, out);
+    }
+    // The gaps of CPUs with no record after them yet: marked now.
+    for (std::size_t c = 0; c < cpus_.size(); ++c)
+      if (cpus_[c]->queue.empty()) render_gap(static_cast<int>(c), out);
   }
-  // The gaps of CPUs with no record after them yet: marked now.
-  for (std::size_t c = 0; c < cpus_.size(); ++c)
-    if (cpus_[c]->queue.empty()) render_gap(static_cast<int>(c), out);
+  // (After the queues' locks: it may read saved_cmdlines.)
+  if (!misses_.empty() && comms_.refresh()) mend(out);
   return out.size() > start;
+}
+
+void TextMerge::mend(std::string& out) {
+  static constexpr std::string_view kUnknown = "<...>";
+  std::string mended;
+  std::size_t copied = 0;
+  for (const auto& [at, pid] : misses_) {
+    char comm[16];
+    const std::size_t n = comms_.name_of(pid, comm);
+    if (n == 0 || out.compare(at, kUnknown.size(), kUnknown) != 0) continue;
+    if (mended.empty()) mended.reserve(out.size() + 16 * misses_.size());
+    mended.append(out, copied, at - copied);
+    for (std::size_t i = 0; i < n; ++i) mended += printable_char(static_cast<unsigned char>(comm[i]));
+    copied = at + kUnknown.size();
+  }
+  if (copied == 0) return;
+  mended.append(out, copied, std::string::npos);
+  out.swap(mended);
 }
 
 }  // namespace eventfs

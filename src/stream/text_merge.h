@@ -9,6 +9,8 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "projection/binding.h"
 #include "projection/text_render.h"
@@ -23,16 +25,21 @@ class TextMerge {
   TextMerge(HubCpus& cpus, const Resolution& resolution, std::function<std::string()> saved_cmdlines);
 
   // Appends at most about `max` bytes of text to `out` (a whole line at
-  // least); false if there was nothing. Holds every CPU's mu meanwhile.
+  // least); false if there was nothing. Holds every CPU's mu meanwhile
+  // (not while it reads saved_cmdlines for a task it had no name for).
   bool take(std::size_t max, std::string& out);
 
  private:
   int oldest_head();  // the CPU whose head is oldest, or -1
   void render_head(int cpu, std::string& out);
   void render_gap(int cpu, std::string& out);  // the CPU's gap before its front, if any
+  // Puts the names the table has now in the lines of `misses_`.
+  void mend(std::string& out);
 
   HubCpus& cpus_;
   CommCache comms_;  // the task names
+  // Lines this take rendered with "<...>": (where the line starts, pid).
+  std::vector<std::pair<std::size_t, std::int32_t>> misses_;
   std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
 };
 

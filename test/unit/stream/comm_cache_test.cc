@@ -1,7 +1,11 @@
-// The text stream's task names: saved_cmdlines parsed, looked up without
-// I/O, re-read only after a miss and not more often than kMinRefresh.
+// The text stream's task names: a live task's name as /proc says it (looked
+// up again once older than kLiveMaxAge), else saved_cmdlines, parsed, re-read
+// only after a miss and not more often than kMinRefresh.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <map>
 #include <thread>
 
 #include "stream/comm_cache.h"
@@ -9,7 +13,7 @@
 namespace eventfs {
 namespace {
 
-std::string name(const CommCache& c, std::int32_t pid) {
+std::string name(CommCache& c, std::int32_t pid) {
   char buf[16];
   return std::string(buf, c.name_of(pid, buf));
 }
@@ -17,21 +21,27 @@ std::string name(const CommCache& c, std::int32_t pid) {
 TEST(CommCache, NamesComeFromSavedCmdlinesAndAMissBringsARefresh) {
   int reads = 0;
   std::string table = "1 systemd\n42 bash\n7 a-name-longer-than-sixteen\nbogus line\n-3 neg\n";
-  CommCache c([&] {
-    ++reads;
-    return table;
-  });
-  c.refresh();  // nothing known yet: the first refresh reads
+  CommCache c(
+      [&] {
+        ++reads;
+        return table;
+      },
+      nullptr);
+  EXPECT_TRUE(c.refresh()) << "nothing known yet: the first refresh reads";
   EXPECT_EQ(reads, 1);
   EXPECT_EQ(name(c, 42), "bash");
   EXPECT_EQ(name(c, 1), "systemd");
   EXPECT_EQ(name(c, 7), "a-name-longer-th");  // the kernel's TASK_COMM_LEN
   EXPECT_EQ(name(c, -3), "");
-  c.refresh();
-  EXPECT_EQ(reads, 1) << "-3 missed, but the last read was too recent";
+  EXPECT_EQ(name(c, 0), "") << "the idle task is <idle>, not looked up";
+  EXPECT_FALSE(c.refresh());
+  EXPECT_EQ(reads, 1) << "neither -3 nor 0 is a task to look for";
+  EXPECT_EQ(name(c, 5), "");
+  EXPECT_FALSE(c.refresh());
+  EXPECT_EQ(reads, 1) << "5 missed, but the last read was too recent";
   std::this_thread::sleep_for(CommCache::kMinRefresh);
-  c.refresh();
-  EXPECT_EQ(reads, 2) << "-3 missed";
+  EXPECT_TRUE(c.refresh());
+  EXPECT_EQ(reads, 2) << "5 missed";
   // No miss since: no read, however long after.
   EXPECT_EQ(name(c, 42), "bash");
   std::this_thread::sleep_for(CommCache::kMinRefresh);
@@ -43,6 +53,59 @@ TEST(CommCache, NamesComeFromSavedCmdlinesAndAMissBringsARefresh) {
   c.refresh();
   EXPECT_EQ(reads, 3);
   EXPECT_EQ(name(c, 99), "newcomer");
+}
+
+// A live task's name is its name now (a thread that renamed itself after
+// the table saved its parent's name), looked up once per kLiveMaxAge; a task
+// that is gone has the table's name.
+TEST(CommCache, ALiveTasksNameIsItsNameNowAndAGoneTasksTheTables) {
+  std::map<std::int32_t, std::string> alive{{10, "parent"}};
+  int asked = 0, reads = 0;
+  CommCache c(
+      [&] {
+        ++reads;
+        return std::string("10 parent\n11 parent\n12 exited\n");
+      },
+      [&](std::int32_t pid, std::string& out) {
+        ++asked;
+        auto it = alive.find(pid);
+        if (it == alive.end()) return false;
+        out = it->second;
+        return true;
+      });
+  c.refresh();
+  EXPECT_EQ(name(c, 10), "parent");
+  EXPECT_EQ(asked, 1);
+  alive[11] = "efs-ping";  // the table still has the parent's name
+  EXPECT_EQ(name(c, 11), "efs-ping");
+  EXPECT_EQ(name(c, 12), "exited") << "gone: the table's name";
+  EXPECT_EQ(name(c, 13), "") << "neither knows it";
+  EXPECT_EQ(asked, 4);
+  alive[10] = "renamed";
+  EXPECT_EQ(name(c, 10), "parent") << "looked up within kLiveMaxAge: kept";
+  EXPECT_EQ(name(c, 12), "exited");
+  EXPECT_EQ(asked, 4) << "each pid once per kLiveMaxAge, found or not";
+  std::this_thread::sleep_for(CommCache::kLiveMaxAge);
+  c.begin();
+  EXPECT_EQ(name(c, 10), "renamed");
+  EXPECT_EQ(asked, 5);
+}
+
+TEST(CommCache, ProcCommNamesThisProcessWhereItSeesTheKernelsPids) {
+  auto live = CommCache::proc_comm();
+  if (!live) GTEST_SKIP() << "in a child pid namespace: /proc's pids are not the kernel's";
+  std::string own;
+  ASSERT_TRUE(live(::getpid(), own));
+  char expected[17] = {};
+  FILE* f = std::fopen("/proc/self/comm", "r");
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(std::fgets(expected, sizeof expected, f), nullptr);
+  std::fclose(f);
+  std::string want(expected);
+  if (!want.empty() && want.back() == '\n') want.pop_back();
+  EXPECT_EQ(own, want);
+  std::string none;
+  EXPECT_FALSE(live(0x3fffffff, none));
 }
 
 }  // namespace
