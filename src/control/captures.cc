@@ -142,7 +142,7 @@ Result<int> InstanceCaptures::arm(const CaptureSpec& spec) {
   Instance& in = *a->instance;
   // Small rings that wake their reader at the first record, in a clock the
   // rest of the system can compare with.
-  (void)in.write("buffer_size_kb", "64");
+  (void)in.set_buffer_kb(64);
   (void)in.write("buffer_percent", "0");
   (void)in.write("trace_clock", "mono");
   (void)in.disable_option("block");

@@ -31,17 +31,31 @@ bool sees_kernel_pids() {
   return numbers == 1;
 }
 
+// The name of a user task from /proc/<pid>/stat ("pid (comm) state ...
+// flags ..."). A kernel thread's /proc name is not its comm (a workqueue
+// worker's carries the work it runs: "kworker/1:2-rcu_gp"), so for one of
+// those this says nothing and the table's name stands.
 bool read_proc_comm(std::int32_t pid, std::string& name) {
+  constexpr unsigned long kKernelThread = 0x00200000;  // PF_KTHREAD
   char path[40];
-  fmt::format_to_n(path, sizeof path - 1, "/proc/{}/comm", pid).out[0] = 0;
+  fmt::format_to_n(path, sizeof path - 1, "/proc/{}/stat", pid).out[0] = 0;
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  char buf[64];
-  const ssize_t n = ::read(fd, buf, sizeof buf);
+  char buf[512];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
   ::close(fd);
   if (n <= 0) return false;
-  name.assign(buf, static_cast<std::size_t>(n));
-  if (!name.empty() && name.back() == '\n') name.pop_back();
+  buf[n] = 0;
+  const char* open = std::strchr(buf, '(');
+  const char* close = std::strrchr(buf, ')');
+  if (!open || !close || close < open) return false;
+  // After ") ": state, ppid, pgrp, session, tty_nr, tpgid, then flags.
+  const char* p = close + 1;
+  for (int field = 0; field < 6 && p; ++field) p = std::strchr(p + 1, ' ');
+  if (!p) return false;
+  const unsigned long flags = std::strtoul(p + 1, nullptr, 10);
+  if (flags & kKernelThread) return false;
+  name.assign(open + 1, static_cast<std::size_t>(close - open - 1));
   return true;
 }
 

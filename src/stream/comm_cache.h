@@ -1,9 +1,9 @@
 // The names of tasks for the text stream's "<comm>-<pid>" column. tracefs
 // prints the name its saved_cmdlines has when the line is read (the name
-// the task had at its latest context switch); eventfs gives a live task's
-// name from /proc/<pid>/comm (the same name, once the task has run), looked
-// up again when older than kLiveMaxAge, and a task that is gone the name of
-// saved_cmdlines. That table is long (6.18 keeps 6552 names, 128 KiB: over
+// the task had at its latest context switch); eventfs gives a live user
+// task's name from /proc/<pid>/stat (the same name, once the task has run),
+// looked up again when older than kLiveMaxAge, and a kernel thread or a
+// task that is gone the name of saved_cmdlines. That table is long (6.18 keeps 6552 names, 128 KiB: over
 // a millisecond to read), so it is read again only after a lookup missed,
 // at most every kMinRefresh; TextMerge then mends the lines it rendered
 // with "<...>" meanwhile. A name neither has stays "<...>", as tracefs's
@@ -34,8 +34,9 @@ class CommCache {
   using LiveName = std::function<bool(std::int32_t pid, std::string& name)>;
 
   // `read_table` gives saved_cmdlines' text ("<pid> <comm>" lines; empty if
-  // there is none); `live` defaults to /proc/<pid>/comm, used only when
-  // this process sees the kernel's pids (the initial pid namespace).
+  // there is none); `live` defaults to /proc/<pid>/stat's name of a user
+  // task, used only when this process sees the kernel's pids (the initial
+  // pid namespace).
   explicit CommCache(std::function<std::string()> read_table, LiveName live = proc_comm());
 
   // Copies the name of `pid` into `out` (16 bytes) and returns its length;
@@ -49,7 +50,7 @@ class CommCache {
 
   // Replaces the table with one parsed from `text` (for tests).
   void load(std::string_view text);
-  // /proc/<pid>/comm where this process sees the kernel's pids, else none.
+  // /proc/<pid>/stat where this process sees the kernel's pids, else none.
   static LiveName proc_comm();
 
  private:

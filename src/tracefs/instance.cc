@@ -233,6 +233,34 @@ Result<std::unique_ptr<Instance>> Instance::open(const std::string& root, const 
   return inst;
 }
 
+// On older kernels (5.10 and 6.1; 6.12 keeps it per instance) one global flag says whether
+// the rings were expanded: the top level boots with one page per CPU and
+// grows to its configured size at the first use of tracing (an event's
+// enable written, in any instance), while resizing any instance sets the
+// flag without growing the top level's, which then stays at one page for
+// the user's own tracing. Such a kernel shows buffer_size_kb as "S
+// (expanded: N)" until then; there an events/enable written "0" in this
+// instance (which has nothing enabled yet, or is told again that nothing
+// is) makes that first use before the resize, so the top level grows as it
+// would have for the user.
+Status Instance::set_buffer_kb(unsigned kb) const {
+  if (auto text = read("buffer_size_kb"); text && unexpanded_size_kb(*text))
+    (void)write("events/enable", "0");
+  return write("buffer_size_kb", std::to_string(kb));
+}
+
+std::optional<unsigned long> unexpanded_size_kb(std::string_view text) {
+  static constexpr std::string_view kMark = "(expanded: ";
+  const std::size_t at = text.find(kMark);
+  if (at == std::string_view::npos) return std::nullopt;
+  unsigned long kb = 0;
+  std::size_t i = at + kMark.size(), digits = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 10; ++i, ++digits)
+    kb = kb * 10 + static_cast<unsigned long>(text[i] - '0');
+  if (digits == 0 || i >= text.size() || text[i] != ')' || kb == 0) return std::nullopt;
+  return kb;
+}
+
 int Instance::cpus() const {
   int n = 0;
   for (const auto& d : subdirs(path_ + "/per_cpu"))

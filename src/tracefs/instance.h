@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,9 @@ class Instance final : public InstanceFiles {
   Status disable_option(const std::string& option) const;
   // Its sub-buffers' size (buffer_subbuf_size_kb, Linux >= 6.8).
   Status set_subbuf_kb(unsigned kb) const;
+  // Its rings' size per CPU (buffer_size_kb), leaving the top level's as the
+  // kernel's first use of tracing leaves them (see instance.cc).
+  Status set_buffer_kb(unsigned kb) const;
 
   // Records this process as the owner (again: after the daemon goes to the
   // background, in a new process).
@@ -83,5 +87,9 @@ bool is_tracefs(const std::string& path);
 // Whether `fd` is a file of a tracefs: only tracefs's pipes speak the ring
 // protocols (mmap, GET_READER), a plain copy of the tree does not.
 bool is_tracefs_fd(int fd);
+
+// N when buffer_size_kb's text is the kernel's "S (expanded: N)" (the
+// rings are at their boot size S until the first use of tracing).
+std::optional<unsigned long> unexpanded_size_kb(std::string_view buffer_size_kb);
 
 }  // namespace eventfs

@@ -231,7 +231,7 @@ TEST_F(RecordTest, SchedSwitchOfTwoKnownThreadsMatchesTracePipeAndALibtraceevent
   ASSERT_GT(cpus, 0);
   RefInstance ref;
   ASSERT_EQ(ref.error(), "");
-  ASSERT_TRUE(Writes(ref / "buffer_size_kb", "4096"));
+  ASSERT_TRUE(ResizesRings(ref.path(), "4096"));
   const std::string out = a.dir() / "rec";
 
   Collector col(stream_paths(b, Via::Text, cpus), false);
@@ -571,7 +571,7 @@ TEST_F(RecordTest, ARecordingHoldsOnlyWhatHappenedWhileItRan) {
   const int cpu = test_cpu();
   const std::string inst = instance_dir(m.instance());
   const std::string kstats = inst + "/per_cpu/cpu" + std::to_string(cpu) + "/stats";
-  ASSERT_TRUE(Writes(inst + "/buffer_size_kb", "8"));
+  ASSERT_TRUE(ResizesRings(inst, "8"));
   // A storm that overruns the small ring while no stream is open: the first
   // stream opened is told of the loss, with the time of the records after it.
   constexpr int kOld = 5000;
@@ -580,7 +580,7 @@ TEST_F(RecordTest, ARecordingHoldsOnlyWhatHappenedWhileItRan) {
   ASSERT_GT(stat_value(slurp(kstats), "overrun"), 0) << "the old storm lost nothing: no old loss to leave out";
   ASSERT_GT(stat_value(slurp(kstats), "entries"), 0);
   // Room for the recording (a ring made larger keeps what it holds).
-  ASSERT_TRUE(Writes(inst + "/buffer_size_kb", "1024"));
+  ASSERT_TRUE(ResizesRings(inst, "1024"));
   ASSERT_GT(stat_value(slurp(kstats), "entries"), 0);
   std::this_thread::sleep_for(200ms);
 

@@ -232,7 +232,7 @@ TEST_F(LiveRingTest, OpeningAloneConsumesNothing) {
 
 TEST_F(LiveRingTest, OverwrittenEventsAreReportedLost) {
   // The smallest ring, overwritten many times between reads.
-  ASSERT_TRUE(write_file(path_ + "/buffer_size_kb", "8"));
+  ASSERT_TRUE(eventfs_it::stream::ResizesRings(path_, "8"));
   for (ReaderMode mode : kernel_modes()) {
     SCOPED_TRACE(reader_mode_name(mode));
     auto opened = open_cpu_ring(RingFiles(path_), cpu_, mode);

@@ -37,7 +37,7 @@ TEST_P(StreamLost, AnOverwrittenRingGivesALostMarkInTheStreamAndCountsInStats) {
   const unsigned id = event_id(m, "marker");
   const int cpu = test_cpu();
   const std::string inst = instance_dir(m.instance());
-  ASSERT_TRUE(Writes(inst + "/buffer_size_kb", "4"));
+  ASSERT_TRUE(ResizesRings(inst, "4"));
   constexpr int kMarkers = 5000;
   MarkerWriteResult w = write_markers(inst + "/trace_marker", cpu, kMarkers);
   ASSERT_EQ(w.error, "");
@@ -117,7 +117,7 @@ TEST_P(StreamQueueOverflow, AReaderThatFellBehindIsToldHowManyRecordsWereDropped
   const std::string stats_path = m / ("per_cpu/cpu" + std::to_string(cpu) + "/stats");
   // A kernel ring that holds every marker, so what eventfs drops is its own
   // doing even if its reader thread is slow to run.
-  ASSERT_TRUE(Writes(inst + "/buffer_size_kb", "16384"));
+  ASSERT_TRUE(ResizesRings(inst, "16384"));
   // Open, so eventfs drains the ring, but not read.
   int idle = ::open((m / rel).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   ASSERT_GE(idle, 0) << std::strerror(errno);
@@ -211,7 +211,7 @@ TEST_P(StreamLostPlacement, ASlowReaderIsToldOfEachGapWhereItIs) {
   ASSERT_TRUE(m.Start());
   const int cpu = test_cpu();
   const std::string inst = instance_dir(m.instance());
-  ASSERT_TRUE(Writes(inst + "/buffer_size_kb", "131072"));
+  ASSERT_TRUE(ResizesRings(inst, "131072"));
   const std::string stream = m / ("per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw");
   int fd = ::open(stream.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0) << stream << ": " << std::strerror(errno);

@@ -63,7 +63,7 @@ TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfAS
   RefInstance ref;
   ASSERT_EQ(ref.error(), "");
   // Room for every switch of the whole machine while the test runs.
-  ASSERT_TRUE(Writes(ref / "buffer_size_kb", "4096"));
+  ASSERT_TRUE(ResizesRings(ref.path(), "4096"));
 
   Collector col(stream_paths(m, via, cpus), via == Via::Raw);
   ASSERT_TRUE(col.Start());

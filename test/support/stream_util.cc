@@ -2,6 +2,8 @@
 #include "support/stream_util.h"
 #include "support/time_scale.h"
 
+#include <cstdlib>
+
 namespace eventfs_it::stream {
 
 pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
@@ -26,6 +28,22 @@ std::string errno_text(int e) { return e < 0 ? "short write" : std::strerror(e);
   auto r = ::testing::AssertionFailure() << "write of '" << data << "' to " << path << ": " << errno_text(e);
   if (!error_log.empty()) r << "; error_log: " << slurp(error_log);
   return r;
+}
+
+::testing::AssertionResult ResizesRings(const std::string& instance_dir, std::string_view kb) {
+  if (slurp(instance_dir + "/buffer_size_kb").find("(expanded: ") != std::string::npos)
+    if (auto r = Writes(instance_dir + "/events/enable", "0"); !r) return r;
+  return Writes(instance_dir + "/buffer_size_kb", kb);
+}
+
+bool TopLevelRingsAsBefore(const std::string& before, const std::string& after) {
+  if (after == before) return true;
+  const std::size_t mark = before.find(" (expanded: ");
+  if (mark == std::string::npos || after.find('(') != std::string::npos) return false;
+  const unsigned long boot = std::strtoul(before.c_str(), nullptr, 10);
+  const unsigned long expanded = std::strtoul(before.c_str() + mark + 12, nullptr, 10);
+  const unsigned long now = std::strtoul(after.c_str(), nullptr, 10);
+  return now != boot && now >= expanded;
 }
 
 std::map<std::string, std::string> parse_stats(const std::string& text) {

@@ -38,6 +38,17 @@ std::string errno_text(int e);
 ::testing::AssertionResult Writes(const std::string& path, std::string_view data,
                                   const std::string& error_log = "");
 
+// Resizes the rings of the tracefs instance at `instance_dir` as eventfs
+// does (Instance::set_buffer_kb): where the kernel had not expanded its
+// rings yet, the instance's first use of tracing comes first, so the top
+// level is not left at its boot size.
+::testing::AssertionResult ResizesRings(const std::string& instance_dir, std::string_view kb);
+
+// True when the top level's buffer_size_kb `after` is what `before` was, or
+// what the kernel's first use of tracing makes of an unexpanded "S
+// (expanded: N)": N or more, never S again.
+bool TopLevelRingsAsBefore(const std::string& before, const std::string& after);
+
 // "key: value" lines (tracefs and eventfs stats files) -> map; the value trimmed.
 std::map<std::string, std::string> parse_stats(const std::string& text);
 

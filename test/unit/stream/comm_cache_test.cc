@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <map>
+#include <future>
+#include <pthread.h>
 #include <thread>
 
 #include "stream/comm_cache.h"
@@ -91,7 +93,7 @@ TEST(CommCache, ALiveTasksNameIsItsNameNowAndAGoneTasksTheTables) {
   EXPECT_EQ(asked, 5);
 }
 
-TEST(CommCache, ProcCommNamesThisProcessWhereItSeesTheKernelsPids) {
+TEST(CommCache, ProcNamesThisProcessWhereItSeesTheKernelsPidsAndNoKernelThread) {
   auto live = CommCache::proc_comm();
   if (!live) GTEST_SKIP() << "in a child pid namespace: /proc's pids are not the kernel's";
   std::string own;
@@ -106,6 +108,22 @@ TEST(CommCache, ProcCommNamesThisProcessWhereItSeesTheKernelsPids) {
   EXPECT_EQ(own, want);
   std::string none;
   EXPECT_FALSE(live(0x3fffffff, none));
+  // A kernel thread's /proc name is not its comm (a workqueue worker's
+  // carries its work): left to the table.
+  EXPECT_FALSE(live(2, none)) << "kthreadd: " << none;
+  // A name with the stat line's own separators in it.
+  std::promise<int> started;
+  std::promise<void> done;
+  std::thread t([&] {
+    ::pthread_setname_np(::pthread_self(), "x) 1 (y");
+    started.set_value(::gettid());
+    done.get_future().wait();
+  });
+  std::string odd;
+  EXPECT_TRUE(live(started.get_future().get(), odd));
+  EXPECT_EQ(odd, "x) 1 (y");
+  done.set_value();
+  t.join();
 }
 
 }  // namespace
