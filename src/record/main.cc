@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "error/result.h"
+#include "eventfs_config.h"
 #include "record/cpu_recorder.h"
 #include "record/event_holds.h"
 #include "record/find_mount.h"
@@ -39,7 +40,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kVersion = "eventfs-record 0.2.0";
 
 // The one line a failed recording ends with, and its exit status.
 int report_failure(const std::string& reason) {
@@ -463,7 +463,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (opts->version) {
-    std::puts(kVersion);
+    std::puts("eventfs-record " EVENTFS_VERSION);
     return 0;
   }
   return record(*opts);

@@ -17,6 +17,7 @@
 #include <climits>
 #include <functional>
 
+#include "eventfs_config.h"
 #include "support/mounted_eventfs.h"
 
 namespace eventfs_it {
@@ -416,6 +417,12 @@ TEST_F(InstallTest, FilesLandWhereTheSystemLooks) {
   ASSERT_NE(recorder, "") << "eventfs-record not installed:\n" << join(inst_.logged);
   r = run({recorder, "-h"});
   EXPECT_EQ(r.exit_code(), 0) << r.describe();
+  // Both programs say the version the build was made as.
+  auto daemon_version = run({inst_.eventfs, "-V"}), recorder_version = run({recorder, "-V"});
+  EXPECT_EQ(daemon_version.exit_code(), 0) << daemon_version.describe();
+  EXPECT_EQ(recorder_version.exit_code(), 0) << recorder_version.describe();
+  EXPECT_EQ(recorder_version.out, "eventfs-record " EVENTFS_VERSION "\n");
+  EXPECT_EQ(daemon_version.out.rfind("eventfs " EVENTFS_VERSION " ", 0), 0u) << daemon_version.out;
   bool examples = false;
   for (const auto& p : inst_.logged) examples = examples || ends_with(p, "/examples/mnt-events.mount");
   EXPECT_TRUE(examples) << "examples not installed:\n" << join(inst_.logged);

@@ -294,7 +294,9 @@ TEST_F(RecordTest, SchedSwitchOfTwoKnownThreadsMatchesTracePipeAndALibtraceevent
     return n;
   };
   EXPECT_GT(total(want), 100);
-  EXPECT_EQ(total(recorded), total(want)) << "trace_pipe: " << total(piped);
+  EXPECT_EQ(total(recorded), total(want)) << "trace_pipe: " << total(piped) << "; recorder: " << rec.Stderr()
+                                          << "; its stats: " << slurp(a / "per_cpu/cpu0/stats")
+                                          << slurp(a / "per_cpu/cpu1/stats");
   EXPECT_TRUE(recorded == want) << "the recording differs from the libtraceevent reader";
   EXPECT_TRUE(recorded == piped) << "the recording differs from the second mount's trace_pipe";
   std::size_t named = 0;
