@@ -182,10 +182,11 @@ class Recording {
   // read, the reader threads started and the command run.
   Status start() {
     if (Status s = read_layout(); !s) return s;
-    if (Status s = write_metadata(); !s) return s;
+    if (Status s = prepare_output(); !s) return s;
     if (Status s = open_streams(); !s) return s;
     if (Status s = hold_events(); !s) return s;
     if (Status s = read_start(); !s) return s;
+    if (Status s = write_metadata(); !s) return s;
     threads_ = std::make_unique<ReaderThreads>(recorder_ptrs(), control_);
     if (Status s = threads_->start(); !s) return s;
     return run_the_command();
@@ -239,12 +240,16 @@ class Recording {
     return {};
   }
 
-  Status write_metadata() {
+  Status prepare_output() {
     out_dir_ = opts_.out_dir.empty() ? default_out_dir() : opts_.out_dir;
-    if (Status s = prepare_out_dir(out_dir_); !s) return s;
+    return prepare_out_dir(out_dir_);
+  }
+
+  // Once the start is read: the clock's offset to the real time is known.
+  Status write_metadata() {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
-    return write_whole_file(out_dir_ + "/metadata", tsdl_metadata(layout_, host));
+    return write_whole_file(out_dir_ + "/metadata", tsdl_metadata(layout_, host, clock_offset_));
   }
 
   // A recorder per CPU, its stream open (eventfs reads the rings from then
@@ -276,13 +281,25 @@ class Recording {
 
   // Once the events are on: what is older was in the rings before. Each
   // CPU's own clock (a CPU-local trace clock need not agree between CPUs).
+  // The first CPU's reading, with the real time read on either side of it,
+  // places the clock's zero in real time.
   Status read_start() {
     for (auto& r : recorders_) {
+      const std::int64_t before = realtime_ns();
       auto now = read_clock_now(layout_.mount, r->cpu());
       if (!now) return std::move(now).error();
+      const std::int64_t after = realtime_ns();
+      if (&r == &recorders_.front())
+        clock_offset_ = clock_offset(*now, before + (after - before) / 2, layout_.clock_decl.freq);
       r->set_start(*now);
     }
     return {};
+  }
+
+  static std::int64_t realtime_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
   }
 
   Status run_the_command() {
@@ -354,6 +371,7 @@ class Recording {
   std::vector<std::unique_ptr<CpuRecorder>> recorders_;
   std::unique_ptr<ReaderThreads> threads_;
   std::unique_ptr<EventHolds> holds_;
+  ClockOffset clock_offset_;
   pid_t child_ = -1;
   std::optional<int> child_status_;
   int signal_ = 0;

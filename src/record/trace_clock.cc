@@ -38,4 +38,22 @@ Result<ClockDeclaration> declare_clock(const std::string& name, long user_hz, co
                                   name, mount, choose_another(mount)));
 }
 
+ClockOffset clock_offset(std::uint64_t clock_now, std::int64_t realtime_ns, std::uint64_t freq) {
+  constexpr __int128 kNs = 1000000000;
+  if (freq == 0) return {};
+  // The clock's reading in ns, then the real time of its zero; floored, so
+  // that the counts below the second are never negative.
+  const __int128 now_ns = static_cast<__int128>(clock_now) * kNs / freq;
+  const __int128 zero_ns = static_cast<__int128>(realtime_ns) - now_ns;
+  __int128 seconds = zero_ns / kNs, rest = zero_ns % kNs;
+  if (rest < 0) {
+    seconds -= 1;
+    rest += kNs;
+  }
+  ClockOffset o;
+  o.seconds = static_cast<std::int64_t>(seconds);
+  o.counts = static_cast<std::uint64_t>(rest * freq / kNs);
+  return o;
+}
+
 }  // namespace eventfs::record

@@ -24,4 +24,16 @@ struct ClockDeclaration {
 // a clock this program does not know.
 Result<ClockDeclaration> declare_clock(const std::string& name, long user_hz, const std::string& mount);
 
+// Where the trace clock's zero lies after the Unix epoch, as CTF's clock
+// block says it (offset_s seconds, then offset counts): what makes a reader
+// print the date and time of day an event happened.
+struct ClockOffset {
+  std::int64_t seconds = 0;   // may be negative (tai runs ahead of the real time)
+  std::uint64_t counts = 0;   // below a second, in the clock's counts
+};
+
+// The offset of a clock of `freq` counts a second that read `clock_now`
+// when the real time (CLOCK_REALTIME) was `realtime_ns`.
+ClockOffset clock_offset(std::uint64_t clock_now, std::int64_t realtime_ns, std::uint64_t freq);
+
 }  // namespace eventfs::record

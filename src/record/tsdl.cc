@@ -59,7 +59,7 @@ std::string tsdl_identifier(const std::string& name) {
   return out;
 }
 
-std::string tsdl_metadata(const MountLayout& l, const std::string& hostname) {
+std::string tsdl_metadata(const MountLayout& l, const std::string& hostname, const ClockOffset& offset) {
   const char* order = std::endian::native == std::endian::little ? "le" : "be";
   const std::string clock = tsdl_identifier(l.clock);
   const Field* pid = nullptr;
@@ -92,16 +92,20 @@ std::string tsdl_metadata(const MountLayout& l, const std::string& hostname) {
       "}};\n\n",
       quoted(hostname), quoted(l.mount));
   out += fmt::format(
-      "/* The trace clock of eventfs's tracefs instance, in {}. */\n"
+      "/* The trace clock of eventfs's tracefs instance, in {}; its zero was\n"
+      " * offset_s seconds and offset counts after the Unix epoch, as the real\n"
+      " * time read beside the clock at the recording's start says. */\n"
       "clock {{\n"
       "\tname = {};\n"
       "\tdescription = {};\n"
       "\tfreq = {};\n"
-      "\toffset = 0;\n"
+      "\toffset_s = {};\n"
+      "\toffset = {};\n"
       "\tabsolute = false;\n"
       "}};\n\n"
       "typealias integer {{ size = 64; align = 64; signed = false; map = clock.{}.value; }} := uint64_clock_t;\n\n",
-      l.clock_decl.unit, clock, quoted("tracefs trace clock " + l.clock), l.clock_decl.freq, clock);
+      l.clock_decl.unit, clock, quoted("tracefs trace clock " + l.clock), l.clock_decl.freq, offset.seconds,
+      offset.counts, clock);
   out += fmt::format(
       "stream {{\n"
       "\tid = 0;\n"

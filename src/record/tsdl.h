@@ -6,6 +6,7 @@
 #include <string>
 
 #include "record/mount_layout.h"
+#include "record/trace_clock.h"
 
 namespace eventfs::record {
 
@@ -29,6 +30,7 @@ constexpr std::size_t kEventHeadSize = 16;     // timestamp, id, pid
 // starting with a digit.
 std::string tsdl_identifier(const std::string& name);
 
-std::string tsdl_metadata(const MountLayout& layout, const std::string& hostname);
+// The metadata; `offset` puts the trace clock's zero in real time.
+std::string tsdl_metadata(const MountLayout& layout, const std::string& hostname, const ClockOffset& offset);
 
 }  // namespace eventfs::record

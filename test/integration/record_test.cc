@@ -305,6 +305,61 @@ TEST_F(RecordTest, SchedSwitchOfTwoKnownThreadsMatchesTracePipeAndALibtraceevent
   EXPECT_GT(named, 50u) << "few direct efs-ping -> efs-pong switches";
 }
 
+// The recording's times are the real time of the events: babeltrace2 prints
+// for each marker the time of day (and date) CLOCK_REALTIME said around its
+// write, within a millisecond.
+TEST_F(RecordTest, TimesAreTheRealTimeTheEventsHappenedAt) {
+  MarkerMount mm;
+  MountedEventfs& m = mm.m;
+  ASSERT_TRUE(m.Start());
+  const std::string out = m.dir() / "rec";
+  Recorder rec({"-m", m.path(), "-e", "marker", "-o", out});
+  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
+  auto realtime = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<long double>(ts.tv_sec) + static_cast<long double>(ts.tv_nsec) / 1e9L;
+  };
+  constexpr int kMarkers = 20;
+  std::vector<std::pair<long double, long double>> around;  // real time before and after each write
+  const int fd = ::open((instance_dir(m.instance()) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << errno_text(errno);
+  for (int i = 0; i < kMarkers; ++i) {
+    const std::string text = marker_text(i);
+    const long double before = realtime();
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    around.emplace_back(before, realtime());
+    EXPECT_EQ(n, static_cast<ssize_t>(text.size())) << errno_text(errno);
+    std::this_thread::sleep_for(20ms);
+  }
+  ::close(fd);
+  std::this_thread::sleep_for(300ms);
+  const int st = rec.Stop(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << rec.Stderr();
+
+  Babeltrace bt = babeltrace(out);
+  ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);
+  int seen = 0;
+  for (const auto& e : bt.events) {
+    const int i = marker_number(strip_marker_end(e.fields.count("text") ? e.fields.at("text") : "", '\n'));
+    if (e.name != "marker" || i < 0 || i >= kMarkers) continue;
+    ++seen;
+    const long double t = std::strtold(e.time.c_str(), nullptr);
+    const auto [before, after] = around[static_cast<std::size_t>(i)];
+    EXPECT_TRUE(t >= before - 1e-3L && t <= after + 1e-3L)
+        << "marker " << i << " at " << e.time << ", written between " << static_cast<double>(before) << " and "
+        << static_cast<double>(after);
+  }
+  EXPECT_EQ(seen, kMarkers);
+  // And the date, as date(1) prints it (UTC).
+  auto dated = eventfs_it::run({kBabeltrace, "--clock-date", "--clock-gmt", out}, 60s);
+  ASSERT_EQ(dated.exit_code(), 0) << dated.describe();
+  char today[16];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(today, sizeof today, "%Y-%m-%d", std::gmtime(&now));
+  EXPECT_NE(dated.out.find(std::string("[") + today + " "), std::string::npos) << dated.out.substr(0, 300);
+}
+
 TEST_F(RecordTest, EveryMarkerOnceInOrderWithItsTaskAndCpu) {
   MarkerMount mm;
   MountedEventfs& m = mm.m;
