@@ -23,7 +23,7 @@ tracing=/sys/kernel/tracing
 cpus=$(nproc)
 inst=eventfs-rb-$$
 
-for t in bench/marker_storm bench/stream_count src/record/eventfs-record src/eventfs; do
+for t in bench/marker_storm bench/stream_count src/recorder/eventfs-record src/eventfs; do
   [ -x "$build/$t" ] || { echo "missing $build/$t: build first" >&2; exit 1; }
 done
 [ -x /usr/bin/time ] || { echo "missing /usr/bin/time (Debian package time)" >&2; exit 1; }
@@ -66,7 +66,7 @@ run_recorder() {
   local dir=$out/record-bench.$$ rec written
   rm -rf "$dir"
   : > "$tracing/instances/$inst/trace"
-  /usr/bin/time -f 'maxrss=%M' -o "$work/time" "$build/src/record/eventfs-record" -m "$mnt" -e marker -o "$dir" \
+  /usr/bin/time -f 'maxrss=%M' -o "$work/time" "$build/src/recorder/eventfs-record" -m "$mnt" -e marker -o "$dir" \
     -t "$(echo "$secs + 1.2" | bc -l)" 2> "$work/rec.err" &
   rec=$!
   sleep 0.2

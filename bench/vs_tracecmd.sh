@@ -106,7 +106,7 @@ for w in $workloads; do
   case $w in storm|pingpong|pingpong+load) ;; *) die "unknown workload '$w' in WORKLOADS (storm, pingpong, pingpong+load)" ;; esac
 done
 [ "$(id -u)" = 0 ] || die "needs root (tracefs instances, trace-cmd, the eventfs mount)"
-for t in bench/marker_storm bench/pingpong bench/tool_usage bench/tracedat_count src/record/eventfs-record src/eventfs; do
+for t in bench/marker_storm bench/pingpong bench/tool_usage bench/tracedat_count src/recorder/eventfs-record src/eventfs; do
   [ -x "$build/$t" ] || die "missing $build/$t: build first"
 done
 for c in trace-cmd babeltrace2 bc; do
@@ -248,7 +248,7 @@ run_eventfs() {
   : > "$tracing/instances/$inst/trace"
   before=$(ef_stats)
   "$build/bench/tool_usage" -o "$work/usage" -p "$daemon" -- \
-    "$build/src/record/eventfs-record" -m "$mnt" "${ev[@]}" -o "$dir" > /dev/null 2> "$work/ef.err" &
+    "$build/src/recorder/eventfs-record" -m "$mnt" "${ev[@]}" -o "$dir" > /dev/null 2> "$work/ef.err" &
   tool=$!
   wait_until "eventfs-record" ef_ready || die "eventfs-record did not start: $(tr '\n' ' ' < "$work/ef.err")"
   sleep "$lead"

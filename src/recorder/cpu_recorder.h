@@ -12,10 +12,10 @@
 #include <unordered_map>
 
 #include "error/result.h"
-#include "record/mount_layout.h"
-#include "record/stream_writer.h"
+#include "recorder/mount_layout.h"
+#include "recorder/stream_writer.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 // What every CPU's recorder shares with the main thread.
 struct RecordControl {
@@ -87,4 +87,4 @@ class CpuRecorder {
   std::atomic<std::uint64_t> events_{0}, lost_{0}, bytes_{0}, skipped_{0}, older_{0};
 };
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

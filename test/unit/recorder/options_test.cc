@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "record/options.h"
+#include "recorder/options.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 Result<Options, UsageError> parse(std::initializer_list<const char*> args) {
@@ -64,4 +64,4 @@ TEST(RecordOptions, BadUsageIsOneLineSayingWhat) {
 }
 
 }  // namespace
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -1,4 +1,4 @@
-#include "record/stream_writer.h"
+#include "recorder/stream_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "record/tsdl.h"
+#include "recorder/tsdl.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 template <typename T>
@@ -131,4 +131,4 @@ Status StreamWriter::flush() {
   return {};
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "record/cpu_recorder.h"
-#include "record/reader_threads.h"
-#include "record/stream_writer.h"
+#include "recorder/cpu_recorder.h"
+#include "recorder/reader_threads.h"
+#include "recorder/stream_writer.h"
 #include "record_bytes.h"
 #include "support/temp_dirs.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 TEST(RecordReaderThreads, PacketsShrinkBeyond256CpusToStayWithin16MiB) {
@@ -93,4 +93,4 @@ TEST(RecordReaderThreads, EightThreadsReadEveryCpuOfTwenty) {
 }
 
 }  // namespace
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

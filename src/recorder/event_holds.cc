@@ -1,4 +1,4 @@
-#include "record/event_holds.h"
+#include "recorder/event_holds.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include "tracefs/file_io.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 // The last line of <mount>/error_log, which says why eventfs refused a write.
@@ -65,4 +65,4 @@ void EventHolds::release() {
   fds_.clear();
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

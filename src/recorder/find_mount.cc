@@ -1,11 +1,11 @@
-#include "record/find_mount.h"
+#include "recorder/find_mount.h"
 
 #include <cerrno>
 #include <set>
 
 #include "tracefs/mountinfo.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 Result<std::string> find_eventfs_mount(const std::string& mountinfo) {
   std::set<std::string> points;  // (stacked mounts share one path)
@@ -19,4 +19,4 @@ Result<std::string> find_eventfs_mount(const std::string& mountinfo) {
   return fail(ENOENT, why + "; choose one with -m MOUNT");
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

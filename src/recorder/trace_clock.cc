@@ -1,10 +1,10 @@
-#include "record/trace_clock.h"
+#include "recorder/trace_clock.h"
 
 #include <cerrno>
 
 #include <fmt/format.h>
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 // The kernel's clocks that count nanoseconds (kernel/trace/trace.c,
@@ -56,4 +56,4 @@ ClockOffset clock_offset(std::uint64_t clock_now, std::int64_t realtime_ns, std:
   return o;
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -7,7 +7,7 @@
 
 #include "error/result.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 struct Options {
   std::string mount;                 // -m; empty: find_eventfs_mount()
@@ -29,4 +29,4 @@ Result<Options, UsageError> parse_options(int argc, char** argv);
 
 const char* usage_text();
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

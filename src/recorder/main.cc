@@ -24,18 +24,18 @@
 
 #include "error/result.h"
 #include "eventfs_config.h"
-#include "record/cpu_recorder.h"
-#include "record/event_holds.h"
-#include "record/find_mount.h"
-#include "record/mount_layout.h"
-#include "record/options.h"
-#include "record/reader_threads.h"
-#include "record/start_time.h"
-#include "record/stream_writer.h"
-#include "record/tsdl.h"
+#include "recorder/cpu_recorder.h"
+#include "recorder/event_holds.h"
+#include "recorder/find_mount.h"
+#include "recorder/mount_layout.h"
+#include "recorder/options.h"
+#include "recorder/reader_threads.h"
+#include "recorder/start_time.h"
+#include "recorder/stream_writer.h"
+#include "recorder/tsdl.h"
 #include "tracefs/file_io.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -457,10 +457,10 @@ int record(const Options& opts) {
 }
 
 }  // namespace
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder
 
 int main(int argc, char** argv) {
-  using namespace eventfs::record;
+  using namespace eventfs::recorder;
   // The signals that end a recording are taken by the main thread only (in
   // sigtimedwait), so that the streams are drained and the last packets
   // written whatever stops it. (The events' holds end with the process,

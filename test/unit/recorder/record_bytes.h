@@ -8,7 +8,7 @@
 
 #include "eventfs/record.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 // Appends a record of event `id` with an 8-byte payload holding `value`.
 inline void add_event_record(std::vector<unsigned char>& out, std::uint32_t id, std::uint64_t ts, std::uint64_t value) {
@@ -39,4 +39,4 @@ inline void add_lost_record(std::vector<unsigned char>& out, std::uint64_t ts, s
   std::memcpy(out.data() + at + sizeof h, &l, sizeof l);
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

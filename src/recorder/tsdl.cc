@@ -1,11 +1,11 @@
-#include "record/tsdl.h"
+#include "recorder/tsdl.h"
 
 #include <bit>
 #include <cctype>
 
 #include <fmt/format.h>
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 std::string integer(unsigned bits, unsigned align_bytes, bool is_signed, const char* extra = "") {
@@ -135,4 +135,4 @@ std::string tsdl_metadata(const MountLayout& l, const std::string& hostname, con
   return out;
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -1,4 +1,4 @@
-#include "record/start_time.h"
+#include "recorder/start_time.h"
 
 #include <cerrno>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 #include "tracefs/file_io.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 Result<std::uint64_t> parse_clock_now(const std::string& stats, const std::string& what) {
   constexpr std::string_view kKey = "\nclock now: ";
@@ -35,4 +35,4 @@ Result<std::uint64_t> read_clock_now(const std::string& mount, int cpu) {
   return parse_clock_now(*text, path);
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

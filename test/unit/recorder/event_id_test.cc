@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "record/mount_layout.h"
+#include "recorder/mount_layout.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 std::string refusal(const std::string& text) {
@@ -34,4 +34,4 @@ TEST(RecordEventId, AnythingElseIsRefusedNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

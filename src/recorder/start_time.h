@@ -10,7 +10,7 @@
 
 #include "error/result.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 // The value of the "clock now:" line of a stats text; EPROTO with a reason
 // naming `what` when there is none or it is not a number.
@@ -19,4 +19,4 @@ Result<std::uint64_t> parse_clock_now(const std::string& stats, const std::strin
 // Reads <mount>/per_cpu/cpu<cpu>/stats and parses it.
 Result<std::uint64_t> read_clock_now(const std::string& mount, int cpu);
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

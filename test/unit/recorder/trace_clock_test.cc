@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "record/mount_layout.h"
-#include "record/trace_clock.h"
-#include "record/tsdl.h"
+#include "recorder/mount_layout.h"
+#include "recorder/trace_clock.h"
+#include "recorder/tsdl.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 TEST(RecordTraceClock, NanosecondClocksAt1GHz) {
@@ -85,4 +85,4 @@ TEST(RecordTraceClock, TheOffsetPutsTheClocksZeroInRealTime) {
 }
 
 }  // namespace
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

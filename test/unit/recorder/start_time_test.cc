@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "record/cpu_recorder.h"
-#include "record/start_time.h"
-#include "record/tsdl.h"
+#include "recorder/cpu_recorder.h"
+#include "recorder/start_time.h"
+#include "recorder/tsdl.h"
 #include "record_bytes.h"
 #include "support/files.h"
 #include "support/temp_dirs.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 TEST(RecordStartTime, ParsesTheClockNowLineOfTheStats) {
@@ -96,4 +96,4 @@ TEST(RecordStartTime, RecordsAndLossesOlderThanTheStartAreNotWritten) {
 }
 
 }  // namespace
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

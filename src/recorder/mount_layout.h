@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "error/result.h"
-#include "record/trace_clock.h"
+#include "recorder/trace_clock.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 // One line of the format language.
 struct Field {
@@ -79,4 +79,4 @@ std::string selected_clock(const std::string& text);
 // error's reason is one line.
 Result<MountLayout> read_mount(const std::string& mount, const std::vector<std::string>& patterns);
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -1,4 +1,4 @@
-#include "record/mount_layout.h"
+#include "recorder/mount_layout.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include "eventfs/record.h"
 #include "tracefs/file_io.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 // A parser's failure: thrown inside parse_format() and parse_named_type()
@@ -490,4 +490,4 @@ Result<MountLayout> read_mount(const std::string& mount, const std::vector<std::
   return l;
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
-#include "record/mount_layout.h"
-#include "record/trace_clock.h"
+#include "recorder/mount_layout.h"
+#include "recorder/trace_clock.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 // The packet layout the metadata declares; stream_writer.cc fills it.
 //   packet header:  magic u32, stream_id u32                      (8 bytes)
@@ -33,4 +33,4 @@ std::string tsdl_identifier(const std::string& name);
 // The metadata; `offset` puts the trace clock's zero in real time.
 std::string tsdl_metadata(const MountLayout& layout, const std::string& hostname, const ClockOffset& offset);
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -12,7 +12,7 @@
 
 #include "error/result.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 class EventHolds {
  public:
@@ -38,4 +38,4 @@ class EventHolds {
   std::vector<int> fds_;
 };
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -7,7 +7,7 @@
 
 #include "error/result.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 inline constexpr const char* kCanonicalMount = "/sys/kernel/events";
 
@@ -15,4 +15,4 @@ inline constexpr const char* kCanonicalMount = "/sys/kernel/events";
 // one-line reason (none mounted, or several and none canonical).
 Result<std::string> find_eventfs_mount(const std::string& mountinfo);
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

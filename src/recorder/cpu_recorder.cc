@@ -1,4 +1,4 @@
-#include "record/cpu_recorder.h"
+#include "recorder/cpu_recorder.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "eventfs/record.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 CpuRecorder::CpuRecorder(const MountLayout& layout, int cpu, RecordControl& control, std::size_t packet_size)
     : layout_(layout), cpu_(cpu), control_(control), packet_size_(packet_size) {
@@ -117,4 +117,4 @@ CpuRecorder::ReadResult CpuRecorder::read_into(unsigned char* buf, std::size_t c
   return error_ ? ReadResult::kDone : ReadResult::kData;
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

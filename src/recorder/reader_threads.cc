@@ -1,4 +1,4 @@
-#include "record/reader_threads.h"
+#include "recorder/reader_threads.h"
 
 #include <poll.h>
 
@@ -7,7 +7,7 @@
 #include <memory>
 #include <system_error>
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -99,4 +99,4 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
   }
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

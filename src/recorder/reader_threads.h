@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "error/result.h"
-#include "record/cpu_recorder.h"
+#include "recorder/cpu_recorder.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 class ReaderThreads {
  public:
@@ -43,4 +43,4 @@ class ReaderThreads {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

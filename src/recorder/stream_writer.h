@@ -12,7 +12,7 @@
 
 #include "error/result.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 class StreamWriter {
  public:
@@ -67,4 +67,4 @@ class StreamWriter {
   std::uint64_t file_size_ = 0, packets_ = 0;
 };
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -1,11 +1,11 @@
-#include "record/options.h"
+#include "recorder/options.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 namespace {
 
 using UsageStatus = Result<void, UsageError>;
@@ -100,4 +100,4 @@ Result<Options, UsageError> parse_options(int argc, char** argv) {
   return o;
 }
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder

@@ -8,7 +8,7 @@
 
 #include "error/result.h"
 
-namespace eventfs::record {
+namespace eventfs::recorder {
 
 struct ClockDeclaration {
   std::uint64_t freq = 1000000000;  // counts a second
@@ -36,4 +36,4 @@ struct ClockOffset {
 // when the real time (CLOCK_REALTIME) was `realtime_ns`.
 ClockOffset clock_offset(std::uint64_t clock_now, std::int64_t realtime_ns, std::uint64_t freq);
 
-}  // namespace eventfs::record
+}  // namespace eventfs::recorder
