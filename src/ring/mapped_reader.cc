@@ -65,8 +65,12 @@ Result<std::size_t> MappedReader::drain(RingSink& sink, std::size_t max) {
     // coming (this drain delivered some) the swap waits for the next drain,
     // which makes it whatever it finds (it delivers nothing before it): the
     // records written on that sub-buffer by now wait as long as those the
-    // writer adds after a catch-up do.
-    if (n > 0 && parser_.data_size() + kSmallestEvent > data_capacity_ && behind_ < page_events_) return n;
+    // writer adds after a catch-up do. Only once the kernel counts all we
+    // delivered of ours as read: a reader opened after this one closes
+    // starts where the kernel says.
+    if (n > 0 && parser_.data_size() + kSmallestEvent > data_capacity_ && behind_ < page_events_ &&
+        load(meta_->reader.read) >= from_)
+      return n;
     if (Status swapped = get_reader_(ctx_); !swapped)
       return fail(swapped.code(), fmt::format("TRACE_MMAP_IOCTL_GET_READER: {}", swapped.reason()));
     ++stats_.swaps;

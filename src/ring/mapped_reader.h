@@ -15,9 +15,10 @@
 //    hand over the sub-buffer the writer is filling, part-filled: when the
 //    writer has left ours (no event fits in what is left of it) and the
 //    meta page said, at the last GET_READER, that less than a sub-buffer's
-//    worth of events waited behind ours. A drain that delivered records
-//    then stops there; the next drain asks first thing (so the swap waits
-//    one drain at most). The kernel counts a swapped-in sub-buffer's events
+//    worth of events waited behind ours, and the kernel counts every event
+//    of ours we delivered as read. A drain that delivered records then
+//    stops there; the next drain asks first thing (so the swap waits one
+//    drain at most). The kernel counts a swapped-in sub-buffer's events
 //    as read one by one in GET_READER whatever their number, so the swap of
 //    a part-filled one costs the GET_READERs that count the events the
 //    writer adds to it later.
