@@ -6,10 +6,11 @@
 # itself in its turn), in the same run, with the same ring size.
 #   bash bench/stream_bench.sh [BUILD_DIR]     (root)
 # Prints events/s delivered, CPU seconds (readers, and the eventfs daemon),
-# and lost events of each, at full speed and at a moderate rate, ROUNDS
-# (default 3) times each, then the median ratios and the rounds in which
-# eventfs lost events and the direct reader did not. A measurement: it
-# exits 0 whatever the figures.
+# lost events of each and eventfs's reader sub-buffers and GET_READER calls,
+# at full speed and at a moderate rate, ROUNDS (default 3) times each; then
+# the median ratios, the CPU time per event (the daemon's, the direct
+# readers') and the rounds in which eventfs lost events and the direct
+# reader did not. A measurement: it exits 0 whatever the figures.
 # The direct readers, each a baseline:
 #  * direct: read(2) of one sub-buffer at a time, its records walked with
 #    libtraceevent's kbuffer, as a tool reading trace_pipe_raw with
@@ -23,8 +24,8 @@
 #    ring's CPU, where eventfs's reader runs), counted as direct-bare: its
 #    ratio to direct-bare is what the mapping interface itself costs on the
 #    running kernel (MMAP_BASELINE=0: skipped).
-# Environment: READER (eventfs -o reader=), SECS, ROUNDS, MODERATE (markers/s
-# per CPU), BUFFER_KB, SUBBUF_KB, BUFFER_PERCENT (instance settings, all
+# Environment: READER (eventfs -o reader=), SECS, ROUNDS, MODES (default
+# "full moderate"), MODERATE (markers/s per CPU), BUFFER_KB, SUBBUF_KB, BUFFER_PERCENT (instance settings, all
 # readers), READ_KB (eventfs read size, default 1024), BLOCKING (0: eventfs's
 # streams are read with O_NONBLOCK and poll(2) instead of blocking reads),
 # OPTS (more eventfs -o options),
@@ -71,13 +72,23 @@ read_bytes() { if [ "$1" != eventfs ]; then echo "$subbuf_bytes"; else echo $(( 
 # O_NONBLOCK reads and poll(2) (BLOCKING=0).
 count_kind() { if [ "$1" = eventfs ] && [ "${BLOCKING:-1}" != 0 ]; then echo eventfs-blocking; else echo "$1"; fi; }
 
-# run NAME MARKER_FILE STREAM_KIND STREAM_DIR RATE -> "events lost gaps reader_cpu daemon_cpu"
+# eventfs's ring reader counters, summed over the CPUs (per_cpu/cpuN/stats):
+# "sub-buffers reader_swaps" (swaps: TRACE_MMAP_IOCTL_GET_READER calls).
+reader_counters() {
+  local c
+  for c in $(seq 0 $((cpus - 1))); do cat "$mnt/per_cpu/cpu$c/stats"; done |
+    awk -F': ' '$1 == "sub-buffers" { b += $2 } $1 == "reader swaps" { s += $2 } END { printf "%d %d\n", b, s }'
+}
+
+# run NAME MARKER_FILE STREAM_KIND STREAM_DIR RATE
+#   -> "events lost gaps reader_cpu daemon_cpu subbufs swaps" (the last two: eventfs's, 0 for the others)
 run() {
-  local marker=$2 kind=$3 dir=$4 rate=$5 pids=() outs=() t0 t1
+  local marker=$2 kind=$3 dir=$4 rate=$5 pids=() outs=() t0 t1 c0="0 0" c1="0 0"
   # Each run starts on an empty ring with its overrun counters at 0: eventfs
   # reports at its next open what the kernel overwrote while it had no
   # stream open, which here would be the direct reader's losses.
   : > "$direct/trace"
+  [ "$kind" = eventfs ] && c0=$(reader_counters)
   t0=$(cpu_ticks "$daemon")
   for c in $(seq 0 $((cpus - 1))); do
     if [ "$kind" = direct-mmap ]; then
@@ -95,28 +106,39 @@ run() {
   wait "${outs[@]}"
   wait "${pids[@]}"
   t1=$(cpu_ticks "$daemon")
-  cat "$work"/count.* | awk -v hz="$(getconf CLK_TCK)" -v d=$((t1 - t0)) -v s="$secs" '
+  [ "$kind" = eventfs ] && c1=$(reader_counters)
+  cat "$work"/count.* | awk -v hz="$(getconf CLK_TCK)" -v d=$((t1 - t0)) -v s="$secs" -v c0="$c0" -v c1="$c1" '
     { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] += kv[2] } }
-    END { printf "%d %d %d %.2f %.2f\n", v["events"], v["lost"], v["gaps"], v["cpu_s"], d / hz }'
+    END { split(c0, a, " "); split(c1, b, " ")
+          printf "%d %d %d %.2f %.2f %d %d\n", v["events"], v["lost"], v["gaps"], v["cpu_s"], d / hz, b[1] - a[1], b[2] - a[2] }'
   cat "$work"/storm.* | awk -F= '{ n += $2 } END { print n }' > "$work/written"
   rm -f "$work"/count.* "$work"/storm.*
 }
 
-report() {  # LABEL "events lost gaps reader_cpu daemon_cpu" WRITTEN
-  read -r ev lost gaps rcpu dcpu <<< "$2"
-  printf '%-26s written %9d  delivered %9d (%9.0f/s)  lost %8d  gaps %5d  reader cpu %5.2fs  daemon cpu %5.2fs\n' \
+report() {  # LABEL "events lost gaps reader_cpu daemon_cpu subbufs swaps" WRITTEN
+  read -r ev lost gaps rcpu dcpu subbufs swaps <<< "$2"
+  printf '%-26s written %9d  delivered %9d (%9.0f/s)  lost %8d  gaps %5d  reader cpu %5.2fs  daemon cpu %5.2fs' \
     "$1" "$3" "$ev" "$(echo "$ev / $secs" | bc -l)" "$lost" "$gaps" "$rcpu" "$dcpu"
+  # eventfs's ring reader: sub-buffers started, GET_READER calls (mmap), and
+  # records per call.
+  [ "${1%% *}" = eventfs ] &&
+    printf '  sub-buffers %6d  swaps %7d (%s records each)' "$subbufs" "$swaps" \
+      "$([ "$swaps" -gt 0 ] && echo $((ev / swaps)) || echo -)"
+  echo
 }
 
 echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, reads of ${READ_KB:-1024} KiB$([ "${BLOCKING:-1}" != 0 ] && echo ", blocking" || echo " with O_NONBLOCK and poll"), $rounds rounds of $secs s, ring $(cat "$direct/buffer_size_kb") KiB per CPU in $((subbuf_bytes / 1024)) KiB sub-buffers, buffer_percent $(cat "$direct/buffer_percent"), stable marker record $(( (16 + text_len + 7) / 8 * 8 )) bytes (char[$text_len]), kernel $(uname -r)"
 # ratio A B: the events A delivered over those B did, in the round just run.
 ratio() { echo "scale=3; ${EV[$1]} / (${EV[$2]} + 0.0001)" | bc -l; }
+# ns_per_event CPU_SECONDS EVENTS
+ns_per_event() { echo "scale=1; $1 * 1000000000 / ($2 + 0.0001)" | bc -l; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-for mode in full moderate; do
+for mode in ${MODES:-full moderate}; do
   rate=""
   [ $mode = moderate ] && rate=$moderate
   ratios=() bare_ratios=() mmap_ratios=() to_mmap=() loss_only_eventfs=0
-  declare -A EV=() LOST=() GAPS=() LOST_SUM=([eventfs]=0 [direct]=0 [direct-bare]=0 [direct-mmap]=0)
+  daemon_ns=() bare_ns=() mmap_ns=() cpu_ratios=()
+  declare -A EV=() LOST=() GAPS=() CPU_NS=() LOST_SUM=([eventfs]=0 [direct]=0 [direct-bare]=0 [direct-mmap]=0)
   kinds=(eventfs direct direct-bare direct-mmap)
   [ "${MMAP_BASELINE:-1}" = 0 ] && kinds=(eventfs direct direct-bare)
   for round in $(seq "$rounds"); do
@@ -131,11 +153,19 @@ for mode in full moderate; do
         direct-mmap) r=$(run direct-mmap "$direct/trace_marker" direct-mmap "$direct" "$rate"); label="direct mmap" ;;
       esac
       report "$label ($mode)" "$r" "$(cat "$work/written")"
-      read -r ev lost gaps _ <<< "$r"
+      read -r ev lost gaps rcpu dcpu _ <<< "$r"
       EV[$k]=$ev LOST[$k]=$lost GAPS[$k]=$gaps
+      case $k in
+        eventfs) CPU_NS[$k]=$(ns_per_event "$dcpu" "$ev") ;;
+        *) CPU_NS[$k]=$(ns_per_event "$rcpu" "$ev") ;;
+      esac
       LOST_SUM[$k]=$((LOST_SUM[$k] + lost))
     done
     ratios+=("$(ratio eventfs direct)")
+    daemon_ns+=("${CPU_NS[eventfs]}")
+    bare_ns+=("${CPU_NS[direct-bare]}")
+    cpu_ratios+=("$(echo "scale=2; ${CPU_NS[eventfs]} / (${CPU_NS[direct-bare]} + 0.0001)" | bc -l)")
+    [ -n "${CPU_NS[direct-mmap]:-}" ] && mmap_ns+=("${CPU_NS[direct-mmap]}")
     bare_ratios+=("$(ratio eventfs direct-bare)")
     if [ -n "${EV[direct-mmap]:-}" ]; then
       mmap_ratios+=("$(ratio direct-mmap direct-bare)")
@@ -150,6 +180,15 @@ for mode in full moderate; do
   printf 'stream_rate_ratio_bare_%s=%s  (eventfs / direct reader counting headers, median of %d rounds: %s; target >= 0.90)\n' \
     "$mode" "$(printf '%s\n' "${bare_ratios[@]}" | median)" "$rounds" "${bare_ratios[*]}"
   echo "loss_where_direct_has_none_$mode=$loss_only_eventfs of $rounds rounds (rounds in which eventfs lost events and a direct read(2) reader lost none; target 0; lost in all: eventfs ${LOST_SUM[eventfs]}, direct ${LOST_SUM[direct]}, direct bare ${LOST_SUM[direct-bare]}, direct mmap ${LOST_SUM[direct-mmap]})"
+  printf 'daemon_cpu_ns_per_event_%s=%s  (the eventfs daemon'"'"'s CPU time over the events its streams delivered, median of %d rounds: %s)\n' \
+    "$mode" "$(printf '%s\n' "${daemon_ns[@]}" | median)" "$rounds" "${daemon_ns[*]}"
+  printf 'bare_cpu_ns_per_event_%s=%s  (the direct-bare read(2) readers'"'"' CPU time per event, median of %d rounds: %s)\n' \
+    "$mode" "$(printf '%s\n' "${bare_ns[@]}" | median)" "$rounds" "${bare_ns[*]}"
+  [ ${#mmap_ns[@]} -gt 0 ] &&
+    printf 'mmap_cpu_ns_per_event_%s=%s  (the direct mmap readers'"'"' CPU time per event, median of %d rounds: %s)\n' \
+      "$mode" "$(printf '%s\n' "${mmap_ns[@]}" | median)" "$rounds" "${mmap_ns[*]}"
+  printf 'daemon_cpu_to_bare_%s=%s  (daemon CPU per event / direct-bare reader'"'"'s, median of %d rounds: %s; target <= 2)\n' \
+    "$mode" "$(printf '%s\n' "${cpu_ratios[@]}" | median)" "$rounds" "${cpu_ratios[*]}"
   if [ ${#mmap_ratios[@]} -gt 0 ]; then
     printf 'mmap_interface_ratio_%s=%s  (direct mmap reader / direct-bare read(2) reader, no eventfs, median of %d rounds: %s)\n' \
       "$mode" "$(printf '%s\n' "${mmap_ratios[@]}" | median)" "$rounds" "${mmap_ratios[*]}"

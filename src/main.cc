@@ -104,7 +104,7 @@ void usage(FILE* to) {
                "    -o catalog=PATH     catalog file or directory of *.catalog files\n"
                "                        (default: %s, else the built-in copy)\n"
                "    -o instance=NAME    tracefs instance eventfs writes to (default: eventfs)\n"
-               "    -o reader=MODE      how rings are read: auto (mmap, else read), mmap, read\n"
+               "    -o reader=MODE      how rings are read: auto (the default: read), mmap, read\n"
                "    -o nice=N           nice value of the threads reading the rings\n"
                "                        (default: 10 below the daemon's own)\n"
                "    -o rt=PRIO          run them SCHED_FIFO at PRIO (1-99) instead\n"

@@ -24,7 +24,8 @@ MappedReader::MappedReader(const ring_abi::TraceBufferMeta* meta, const std::uin
       ctx_(ctx),
       parser_(long_size),
       subbuf_size_(load(meta->subbuf_size)),
-      nr_subbufs_(load(meta->nr_subbufs)) {}
+      nr_subbufs_(load(meta->nr_subbufs)),
+      data_capacity_(subbuf_size_ > parser_.header_size() ? subbuf_size_ - parser_.header_size() : 0) {}
 
 Result<std::size_t> MappedReader::drain(RingSink& sink, std::size_t max) {
   if (!started_) {
@@ -55,10 +56,26 @@ Result<std::size_t> MappedReader::drain(RingSink& sink, std::size_t max) {
     std::size_t got = parser_.walk(sink, from_, max - n);
     n += got;
     stats_.entries += got;
+    page_events_ += got;
     if (n >= max) return n;
+    // The writer has left our sub-buffer (no event fits in what is left of
+    // it), but when we last asked, less than a sub-buffer's worth waited
+    // behind it: the next sub-buffer is the one the writer is filling, and
+    // swapping it in now would hand over a part of it. While records are
+    // coming (this drain delivered some) the swap waits for the next drain,
+    // which makes it whatever it finds (it delivers nothing before it): the
+    // records written on that sub-buffer by now wait as long as those the
+    // writer adds after a catch-up do. Only once the kernel counts all we
+    // delivered of ours as read: a reader opened after this one closes
+    // starts where the kernel says.
+    if (n > 0 && parser_.data_size() + kSmallestEvent > data_capacity_ && behind_ < page_events_ &&
+        load(meta_->reader.read) >= from_)
+      return n;
     if (Status swapped = get_reader_(ctx_); !swapped)
       return fail(swapped.code(), fmt::format("TRACE_MMAP_IOCTL_GET_READER: {}", swapped.reason()));
     ++stats_.swaps;
+    const std::uint64_t written = load(meta_->entries), gone = load(meta_->overrun) + load(meta_->read);
+    behind_ = written > gone ? written - gone : 0;
     std::uint32_t id = load(meta_->reader.id);
     if (id == cur_) {
       // The kernel kept our sub-buffer. Either the ring is empty (the writer
@@ -72,14 +89,14 @@ Result<std::size_t> MappedReader::drain(RingSink& sink, std::size_t max) {
       // counted them, and the ring behind may be full (a drainer that took
       // that for a catch-up would rest while the ring overran).
       // Then: walk those events and ask again, once.
-      const std::uint64_t written = load(meta_->entries), gone = load(meta_->overrun) + load(meta_->read);
-      if (asked_again || written <= gone) return n;
+      if (asked_again || behind_ == 0) return n;
       asked_again = true;
       continue;
     }
     cur_ = id;
     from_ = 0;
     fresh_ = true;
+    page_events_ = 0;
   }
 }
 

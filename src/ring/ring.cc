@@ -273,6 +273,11 @@ Result<std::unique_ptr<CpuRing>> open_ring_now(const RingFiles& files, int cpu, 
   unsigned long_size = kernel_long_size(files);
   if (std::string why = event_header_problem(files); !why.empty()) return fail(EPROTO, std::move(why));
   bool absent = false;
+  // Auto reads with read(2): every kernel that maps the rings (6.10 to at
+  // least 6.18) marks each event of a mapped reader sub-buffer read one at
+  // a time in GET_READER, which costs more than read(2)'s swap of a whole
+  // sub-buffer (eventfs(8), -o reader=, has the figures).
+  if (mode == ReaderMode::Auto) mode = ReaderMode::Read;
   auto open_fd = [&]() -> Result<int> {
     Result<int> fd = files.open_raw_pipe(cpu);
     if (fd && !kernel_has_ring(*fd)) {
@@ -282,15 +287,14 @@ Result<std::unique_ptr<CpuRing>> open_ring_now(const RingFiles& files, int cpu, 
     }
     return fd;
   };
-  if (mode != ReaderMode::Read) {
+  if (mode == ReaderMode::Mmap) {
     Result<int> fd = open_fd();
     if (!fd) return std::move(fd).error();
     if (absent) return std::unique_ptr<CpuRing>();
     Result<std::unique_ptr<CpuRing>> ring = MmapRing::open(*fd, cpu, long_size);
     if (ring) return ring;
     ::close(*fd);
-    if (mode == ReaderMode::Mmap)
-      return fail(ring.code(), fmt::format("{}: {} (the kernel maps trace_pipe_raw from Linux 6.10)", path, ring.reason()));
+    return fail(ring.code(), fmt::format("{}: {} (the kernel maps trace_pipe_raw from Linux 6.10)", path, ring.reason()));
   }
   Result<int> fd = open_fd();
   if (!fd) return std::move(fd).error();

@@ -91,8 +91,9 @@ class CpuRing {
 };
 
 // Opens CPU `cpu` of a tracefs instance through its ring files (an
-// instance, or the top level of a tracefs). Auto tries mmap and falls back to
-// read. A CPU the kernel has no ring for yet (offline since the instance was
+// instance, or the top level of a tracefs). Auto reads with read(2), which
+// costs less than the mapping on every kernel that has one (eventfs(8),
+// -o reader=). A CPU the kernel has no ring for yet (offline since the instance was
 // made) gets a PendingCpuRing that opens the ring, in the same mode, once
 // there is one. On failure: the errno and a one-line reason.
 Result<std::unique_ptr<CpuRing>> open_cpu_ring(const RingFiles& files, int cpu, ReaderMode mode);

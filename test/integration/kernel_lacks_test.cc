@@ -2,8 +2,8 @@
 // (eventfs(8), KERNELS): a trigger command the kernel does not list is
 // refused with the kernel's list; the instance's sub-buffer size is set
 // where the kernel has buffer_subbuf_size_kb (Linux 6.8) and left alone
-// before; -o reader=auto maps the rings from Linux 6.10 and reads them
-// before, and says which in stats. Run on every kernel of the matrix.
+// before; -o reader=auto reads the rings with read(2) on every kernel, and
+// stats says so. Run on every kernel of the matrix.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -61,10 +61,10 @@ TEST_F(KernelLacks, ATriggerCommandTheKernelDoesNotListIsRefusedWithTheKernelsLi
 class KernelLacksStreams : public stream::StreamTest {};
 
 // eventfs sets its instance's buffer_subbuf_size_kb to 64 where the kernel
-// has the file (6.8), and a reader=auto mount maps the rings where the
-// kernel can (6.10) and reads them otherwise: stats says which, and the
-// records come either way.
-TEST_F(KernelLacksStreams, SubbufSizeWhereTheKernelHasItAndAutoReadsWhereItCannotMap) {
+// has the file (6.8), and a reader=auto mount reads the rings with read(2),
+// also where the kernel could map them (6.10): stats says so, and the
+// records come.
+TEST_F(KernelLacksStreams, SubbufSizeWhereTheKernelHasItAndAutoReads) {
   stream::MarkerMount mm;
   MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());

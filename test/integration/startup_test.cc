@@ -85,6 +85,13 @@ TEST_F(StartupFailure, QueueSizeOutsideItsRange) {
   }
 }
 
+TEST_F(StartupFailure, UnknownReaderMode) {
+  for (const char* v : {"splice", "", "MMAP", "mmapx"}) {
+    auto f = RunRefused({"-o", std::string("reader=") + v, mnt_, "-f"}, mnt_);
+    ExpectRefused(f, {std::string("eventfs: reader=") + v + ": expected auto, mmap or read"});
+  }
+}
+
 TEST_F(StartupFailure, MissingMountPoint) {
   std::string nope = dir_ / "nope";
   auto f = RunRefused({nope, "-f"}, nope);

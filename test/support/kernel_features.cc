@@ -28,7 +28,7 @@ bool kernel_maps_rings() { return kernel_at_least(6, 10); }
 bool kernel_has_subbuf_size() { return kernel_at_least(6, 8); }
 
 std::string reader_in_use(const std::string& asked) {
-  if (asked == "auto") return kernel_maps_rings() ? "mmap" : "read";
+  if (asked == "auto") return "read";
   return asked;
 }
 

@@ -15,15 +15,15 @@ class MountedEventfs;
 bool kernel_at_least(int major, int minor);
 
 // Linux 6.10 and later map trace_pipe_raw (TRACE_MMAP_IOCTL_GET_READER):
-// -o reader=mmap works, and reader=auto maps the rings.
+// -o reader=mmap works.
 bool kernel_maps_rings();
 
 // Linux 6.8 and later have buffer_subbuf_size_kb.
 bool kernel_has_subbuf_size();
 
 // The reader a mount made with -o reader=`asked` uses on this kernel (the
-// per_cpu/cpuN/stats "reader:" line): auto maps where the kernel can, and
-// reads otherwise.
+// per_cpu/cpuN/stats "reader:" line): auto reads with read(2) on every
+// kernel (eventfs(8), -o reader=).
 std::string reader_in_use(const std::string& asked);
 
 // eventfs(8) on -o reader=mmap where the kernel cannot map the rings: the

@@ -182,6 +182,211 @@ TEST(MappedReader, IsNotSettledWhileTheReaderSubbufHasEventsItHasNotWalked) {
   EXPECT_TRUE(r.settled());
 }
 
+// A writer that has left the reader sub-buffer, with less than a
+// sub-buffer's worth of events behind it when the reader last asked: the
+// next sub-buffer is the writer's, holding a few events. A drain that
+// delivered records does not swap it in (on its own, a GET_READER would
+// hand it over nearly empty); the next drain does, first thing, whatever it
+// holds by then. Every record once, in order.
+TEST(MappedReader, TheWritersFewEventsAreSwappedInAtTheNextDrainNotAtTheCatchUp) {
+  FakeKernel k;
+  k.meta.reader.id = 3;  // (empty)
+  SubbufBuilder p0(8, 100, kSubbuf);
+  for (int i = 0; i < 84; ++i) p0.event(ev('a'), 1);  // 84 x 12 bytes: the sub-buffer is full
+  k.put(0, p0);
+  SubbufBuilder p1(8, 500, kSubbuf);
+  p1.event(ev('b')).event(ev('c'));
+  k.put(1, p1);
+  k.script.push_back({0, 0, 0, 2});  // sub-buffer 0 swapped in; 2 events behind it
+  k.script.push_back({1, 0});        // (what a swap then would give)
+  MappedReader r = k.reader();
+  CollectSink sink;
+  ASSERT_EQ(r.drain(sink, 1000).value(), 84u);
+  EXPECT_EQ(k.calls, 1);
+  // The writer goes on meanwhile.
+  p1.event(ev('d'));
+  k.put(1, p1);
+  ASSERT_EQ(r.drain(sink, 1000).value(), 3u);
+  EXPECT_EQ(tags(sink), std::string(84, 'a') + "bcd");
+  EXPECT_EQ(k.calls, 3);  // swapped; caught up on the writer's sub-buffer
+  EXPECT_EQ(r.stats().entries, 87u);
+}
+
+// With a sub-buffer's worth (or more) behind, the next sub-buffer is full:
+// swapped in at once.
+TEST(MappedReader, ASubbufsWorthBehindIsSwappedInAtOnce) {
+  FakeKernel k;
+  k.meta.reader.id = 3;
+  SubbufBuilder p0(8, 100, kSubbuf), p1(8, 500, kSubbuf);
+  for (int i = 0; i < 84; ++i) p0.event(ev('a'), 1);
+  for (int i = 0; i < 84; ++i) p1.event(ev('b'), 1);
+  k.put(0, p0);
+  k.put(1, p1);
+  k.script.push_back({0, 0, 0, 84});
+  k.script.push_back({1, 0, 0, 0});
+  MappedReader r = k.reader();
+  CollectSink sink;
+  ASSERT_EQ(r.drain(sink, 1000).value(), 168u);
+  EXPECT_EQ(k.calls, 2);  // two swaps (the writer left sub-buffer 1 too, with nothing behind it: the next drain asks)
+  ASSERT_EQ(r.drain(sink, 1000).value(), 0u);
+  EXPECT_EQ(k.calls, 3);
+  EXPECT_EQ(tags(sink), std::string(84, 'a') + std::string(84, 'b'));
+}
+
+// The kernel's side of the protocol as Linux 6.10 to 6.18 play it
+// (ring_buffer_map_get_reader), over sub-buffers of 12-byte events: a
+// writer appending to the tail sub-buffer and moving on to the next when
+// it is full; GET_READER counting the reader sub-buffer's events as read
+// if it has any not counted yet, else swapping in the oldest sub-buffer
+// (the writer's own too) and counting all of its events as read, else (the
+// writer on the reader sub-buffer, or nothing written) keeping it. The
+// reader never falls a ring behind here: no overrun.
+class RingModel {
+ public:
+  static constexpr std::uint32_t kNr = 8, kEvent = 12, kCapacity = kSubbuf - 16;
+
+  RingModel() : data_(kSubbuf * kNr, 0) {
+    meta_.meta_page_size = 4096;
+    meta_.meta_struct_len = sizeof meta_;
+    meta_.subbuf_size = kSubbuf;
+    meta_.nr_subbufs = kNr;
+    meta_.reader.id = kNr - 1;  // sub-buffer kNr - 1 is the reader's; the others the ring's
+    for (std::uint32_t i = 0; i + 1 < kNr; ++i) ring_.push_back(i);
+  }
+  MappedReader reader() { return MappedReader(&meta_, data_.data(), 8, &RingModel::get_reader, this); }
+
+  // Appends one event carrying sequence number `seq`.
+  void write(std::uint32_t seq) {
+    std::uint32_t page = writer_on_reader_ ? meta_.reader.id : ring_[tail_];
+    if (commit(page) + kEvent > kCapacity) {
+      if (writer_on_reader_) {  // on to the sub-buffer after the reader's place
+        writer_on_reader_ = false;
+        tail_ = head_;
+      } else {
+        tail_ = (tail_ + 1) % ring_.size();
+        EXPECT_NE(tail_, head_) << "the model's ring overran";
+      }
+      page = ring_[tail_];
+      std::memset(data_.data() + page * kSubbuf, 0, kSubbuf);
+    }
+    std::uint8_t* p = data_.data() + page * kSubbuf;
+    const std::uint32_t at = commit(page), header = 2 | (1u << 5);  // 8 bytes of data, time delta 1
+    std::memcpy(p + 16 + at, &header, 4);
+    std::memcpy(p + 16 + at + 4, &seq, 4);
+    const std::uint64_t c = at + kEvent;
+    std::memcpy(p + 8, &c, 8);
+    ++written_;
+  }
+
+  int calls = 0;
+  // Events on each sub-buffer GET_READER handed over, when it did.
+  std::vector<std::uint32_t> handed_over;
+
+ private:
+  std::uint32_t commit(std::uint32_t page) const {
+    std::uint64_t c;
+    std::memcpy(&c, data_.data() + page * kSubbuf + 8, 8);
+    return static_cast<std::uint32_t>(c);
+  }
+  std::uint64_t events(std::uint32_t page, std::uint32_t from) const { return (commit(page) - from) / kEvent; }
+  bool empty() const {
+    if (reader_read_ < commit(meta_.reader.id)) return false;
+    if (writer_on_reader_) return true;
+    for (std::size_t i = head_;; i = (i + 1) % ring_.size()) {
+      if (commit(ring_[i]) != 0) return false;
+      if (i == tail_) return true;
+    }
+  }
+  static Status get_reader(void* self) {
+    auto* m = static_cast<RingModel*>(self);
+    ++m->calls;
+    for (;;) {
+      if (m->empty()) break;
+      const std::uint32_t reader = m->meta_.reader.id;
+      if (m->reader_read_ < m->commit(reader)) {
+        m->read_ += m->events(reader, m->reader_read_);
+        m->reader_read_ = m->commit(reader);
+        break;
+      }
+      // Swap: the reader sub-buffer takes the oldest one's place in the ring.
+      const std::uint32_t oldest = m->ring_[m->head_];
+      std::memset(m->data_.data() + reader * kSubbuf, 0, kSubbuf);
+      m->ring_[m->head_] = reader;
+      if (m->head_ == m->tail_) m->writer_on_reader_ = true;
+      m->head_ = (m->head_ + 1) % m->ring_.size();
+      m->meta_.reader.id = oldest;
+      m->reader_read_ = 0;
+      m->handed_over.push_back(static_cast<std::uint32_t>(m->events(oldest, 0)));
+    }
+    m->meta_.reader.read = m->reader_read_;
+    m->meta_.entries = m->written_;
+    m->meta_.read = m->read_;
+    return {};
+  }
+
+  ring_abi::TraceBufferMeta meta_{};
+  std::vector<std::uint8_t> data_;
+  std::vector<std::uint32_t> ring_;  // sub-buffer ids in ring order
+  std::size_t head_ = 0;             // the oldest (the next to be swapped in)
+  std::size_t tail_ = 0;             // the writer's, unless it writes on the reader's
+  bool writer_on_reader_ = false;
+  std::uint32_t reader_read_ = 0;
+  std::uint64_t written_ = 0, read_ = 0;
+};
+
+// A storm: between two drains the writer appends a sub-buffer's worth and a
+// half. Each GET_READER hands over a full sub-buffer: none of the writer's
+// part-filled ones, whose events would then each cost a GET_READER of their
+// own; once the writer stops, the next drains deliver the rest. Every record
+// once, in order.
+TEST(MappedReader, InAStormEveryGetReaderHandsOverAFullSubbuf) {
+  RingModel k;
+  MappedReader r = k.reader();
+  CollectSink sink;
+  std::uint32_t seq = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (int i = 0; i < 126; ++i) k.write(seq++);
+    ASSERT_TRUE(drained(r.drain(sink, 100000)));
+  }
+  const std::size_t swaps = k.handed_over.size();
+  for (std::size_t i = 0; i < swaps; ++i) EXPECT_EQ(k.handed_over[i], 84u) << "swap " << i;
+  EXPECT_EQ(k.calls, static_cast<int>(swaps));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(drained(r.drain(sink, 100000)));
+  ASSERT_EQ(sink.items.size(), seq);
+  for (std::uint32_t i = 0; i < seq; ++i) {
+    std::uint32_t got;
+    std::memcpy(&got, sink.items[i].raw.data(), 4);
+    ASSERT_EQ(got, i) << "record " << i;
+  }
+  EXPECT_EQ(r.stats().lost, 0u);
+}
+
+// The reader sub-buffer was the writer's when it was swapped in; the
+// writer filled it and went on. The drain that delivers its last events
+// has the kernel count them as read before it leaves the next swap to the
+// next drain: a reader opened after this one closed (the next stream
+// session) starts where the kernel says, after them. Every record once.
+TEST(MappedReader, AReaderOpenedAfterTheSwapWaitedDeliversNothingTwice) {
+  RingModel k;
+  CollectSink sink;
+  std::uint32_t seq = 0;
+  {
+    MappedReader r = k.reader();
+    for (int i = 0; i < 10; ++i) k.write(seq++);
+    ASSERT_EQ(r.drain(sink, 1000).value(), 10u);  // the writer's sub-buffer, swapped in
+    for (int i = 0; i < 79; ++i) k.write(seq++);  // fills it (84), then 5 on the next
+    ASSERT_EQ(r.drain(sink, 1000).value(), 74u);
+  }
+  MappedReader again = k.reader();
+  ASSERT_EQ(again.drain(sink, 1000).value(), 5u);
+  ASSERT_EQ(sink.items.size(), seq);
+  for (std::uint32_t i = 0; i < seq; ++i) {
+    std::uint32_t got;
+    std::memcpy(&got, sink.items[i].raw.data(), 4);
+    ASSERT_EQ(got, i) << "record " << i;
+  }
+}
+
 TEST(MappedReader, StartsWhereTheKernelSaysTheReaderWasRead) {
   FakeKernel k;
   SubbufBuilder p1(8, 0);

@@ -236,7 +236,7 @@ TEST(ReadRing, ASubbufItsHeaderDoesNotFitIsAnErrorThatSaysWhy) {
   EXPECT_TRUE(sink.items.empty());
 }
 
-TEST(ReadRing, AutoFallsBackToReadOffTracefs) {
+TEST(ReadRing, AutoReadsOffTracefsAndMmapCannot) {
   FakeInstance inst("linux-6.18");
   SubbufBuilder a(8, 10);
   a.event(ev('a'));
