@@ -122,8 +122,9 @@ void InstanceCaptures::follow_own_threads(std::vector<std::string>& problems) {
   if (!own_threads_.take_changed()) return;
   for (auto& [id, a] : armed_)
     if (Status set = apply_filter(*a); !set)
-      problems.push_back(fmt::format("save:{} on {}:{}: the kernel refused the filter leaving eventfs's threads out: {}",
-                           a->spec.variable, a->spec.system, a->spec.event, std::strerror(set.code())));
+      problems.push_back(
+          fmt::format("save:{} on {}:{}: the kernel refused the filter leaving eventfs's threads out: {}",
+                      a->spec.variable, a->spec.system, a->spec.event, std::strerror(set.code())));
 }
 
 Result<int> InstanceCaptures::arm(const CaptureSpec& spec) {
