@@ -67,14 +67,14 @@ CommCache::LiveName CommCache::proc_comm() {
 }
 
 CommCache::CommCache(std::function<std::string()> read_table, LiveName live)
-    : read_table_(std::move(read_table)), live_name_(std::move(live)), now_(Clock::now()) {}
+    : read_table_(std::move(read_table)), live_name_(std::move(live)) {}
 
 std::size_t CommCache::name_of(std::int32_t pid, char* out) {
   if (pid <= 0) return 0;
   if (live_name_) {
     std::lock_guard lock(live_mu_);
     auto it = live_.find(pid);
-    if (it == live_.end() || now_ - it->second.at >= kLiveMaxAge) {
+    if (it == live_.end() || it->second.batch != batch_) {
       if (it == live_.end()) {
         if (live_.size() >= kMaxNames) live_.clear();
         it = live_.emplace(pid, Live{}).first;
@@ -84,7 +84,7 @@ std::size_t CommCache::name_of(std::int32_t pid, char* out) {
       l.alive = live_name_(pid, name);
       l.len = static_cast<std::uint8_t>(std::min<std::size_t>(name.size(), l.name.size()));
       std::memcpy(l.name.data(), name.data(), l.len);
-      l.at = now_;
+      l.batch = batch_;
     }
     if (it->second.alive && it->second.len) {
       std::memcpy(out, it->second.name.data(), it->second.len);
@@ -103,9 +103,8 @@ std::size_t CommCache::name_of(std::int32_t pid, char* out) {
 }
 
 void CommCache::begin() {
-  const auto now = Clock::now();
   std::lock_guard lock(live_mu_);
-  now_ = now;
+  ++batch_;
 }
 
 bool CommCache::refresh() {

@@ -1,9 +1,13 @@
 // The names of tasks for the text stream's "<comm>-<pid>" column. tracefs
 // prints the name its saved_cmdlines has when the line is read (the name
-// the task had at its latest context switch); eventfs gives a live user
-// task's name from /proc/<pid>/stat (the same name, once the task has run),
-// looked up again when older than kLiveMaxAge, and a kernel thread or a
-// task that is gone the name of saved_cmdlines. That table is long (6.18 keeps 6552 names, 128 KiB: over
+// the task had at its latest context switch, so never older than the
+// record); eventfs gives a live user task's name from /proc/<pid>/stat
+// (the same name, once the task has run), looked up once per batch of
+// lines (begin()): the records of a batch were all written before it began,
+// so a name looked up during it is never older than any of them, where a
+// name kept from an earlier batch could be (a thread that renamed itself
+// in between). A kernel thread or a task that is gone has the name of
+// saved_cmdlines. That table is long (6.18 keeps 6552 names, 128 KiB: over
 // a millisecond to read), so it is read again only after a lookup missed,
 // at most every kMinRefresh; TextMerge then mends the lines it rendered
 // with "<...>" meanwhile. A name neither has stays "<...>", as tracefs's
@@ -27,7 +31,6 @@ class CommCache {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kMinRefresh{100};
-  static constexpr std::chrono::milliseconds kLiveMaxAge{100};
   static constexpr std::size_t kMaxNames = 65536;
   // Gives a live task's name (false when there is no such task, or names
   // cannot be known this way).
@@ -42,7 +45,8 @@ class CommCache {
   // Copies the name of `pid` into `out` (16 bytes) and returns its length;
   // 0 when it is not known (and never for pid 0, the idle task).
   std::size_t name_of(std::int32_t pid, char* out);
-  // Before a batch of lookups: takes the time the live names are aged by.
+  // Before a batch of lookups: live names looked up before it are looked up
+  // again (once) in it.
   void begin();
   // Re-reads the table if a lookup missed since it was last read (at most
   // every kMinRefresh). True when it did.
@@ -58,7 +62,7 @@ class CommCache {
     std::array<char, 16> name{};
     std::uint8_t len = 0;
     bool alive = false;
-    Clock::time_point at;
+    std::uint64_t batch = 0;  // the batch it was looked up in
   };
   std::function<std::string()> read_table_;
   LiveName live_name_;
@@ -69,7 +73,7 @@ class CommCache {
   Clock::time_point last_{};  // guarded by refresh_mu_
   std::mutex live_mu_;
   std::unordered_map<std::int32_t, Live> live_;  // guarded by live_mu_
-  Clock::time_point now_;                        // guarded by live_mu_
+  std::uint64_t batch_ = 1;                      // guarded by live_mu_
 };
 
 }  // namespace eventfs
