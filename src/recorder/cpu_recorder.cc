@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "eventfs/record.h"
+#include "recorder/cpu_stats_lines.h"
 
 namespace eventfs::recorder {
 
@@ -31,6 +32,8 @@ Status CpuRecorder::open(const std::string& dir) {
   return writer_.open(fmt::format("{}/stream_{}", dir, cpu_), static_cast<std::uint32_t>(cpu_), packet_size_);
 }
 
+bool CpuRecorder::nothing_unread() const { return recorder::nothing_unread(layout_.mount, cpu_); }
+
 Status CpuRecorder::finish() {
   if (Status s = writer_.finish(); !s) stop_on(std::move(s).error());
   bytes_.store(writer_.bytes_written(), std::memory_order_relaxed);
@@ -51,6 +54,11 @@ Status CpuRecorder::write_record(const unsigned char* p) {
   const bool timeless_loss = h->id == EVENTFS_ID_LOST && h->timestamp == 0;
   if (h->timestamp < start_ && !timeless_loss) {
     older_.fetch_add(1, std::memory_order_relaxed);
+    return {};
+  }
+  if (h->timestamp >= end_.load(std::memory_order_relaxed) && !timeless_loss) {
+    past_end_ = true;
+    newer_.fetch_add(1, std::memory_order_relaxed);
     return {};
   }
   if (h->id == EVENTFS_ID_LOST) {

@@ -2,7 +2,8 @@
 // (O_NONBLOCK) into a buffer a reader thread lends it (reader_threads.h) and
 // writes what it reads into that CPU's CTF stream. Records older than the
 // recording's start on its CPU (set_start()), lost-events records included,
-// are not written: they were in the rings before the recording began.
+// are not written: they were in the rings before the recording began; nor
+// are those at or after its end (set_end()): they came after it.
 #pragma once
 
 #include <atomic>
@@ -56,6 +57,19 @@ class CpuRecorder {
   // The trace clock's time on this recorder's CPU when the recording
   // started: older records are not written. Set before it is read.
   void set_start(std::uint64_t start) { start_ = start; }
+  // The trace clock's time on this CPU when the recording ended (before its
+  // events were let go): records from then on are not written, and once one
+  // is read, every record of the recording's time on this CPU has been
+  // (a CPU's stream is in time order). Set while the CPU is read.
+  void set_end(std::uint64_t end) { end_.store(end, std::memory_order_relaxed); }
+  bool past_end() const { return past_end_; }
+  // Whether the mount's stats of this CPU say nothing waits unread (in the
+  // kernel's ring or eventfs's queue; cpu_stats_lines.h).
+  bool nothing_unread() const;
+  // The drain of this CPU ended at its time limit; `unread`: records were
+  // still waiting then (the summary says so).
+  void ended_unread(bool unread) { left_unread_ = unread; }
+  bool left_unread() const { return left_unread_; }
   int fd() const { return fd_; }
   bool stopped() const { return error_.has_value(); }
   const StreamWriter& writer() const { return writer_; }
@@ -65,6 +79,8 @@ class CpuRecorder {
   std::uint64_t skipped() const { return skipped_.load(std::memory_order_relaxed); }
   // Records (lost-events records included) from before the start.
   std::uint64_t older() const { return older_.load(std::memory_order_relaxed); }
+  // Records from the end on.
+  std::uint64_t newer() const { return newer_.load(std::memory_order_relaxed); }
 
  private:
   struct Kind {
@@ -79,12 +95,16 @@ class CpuRecorder {
   RecordControl& control_;
   std::size_t packet_size_;
   std::uint64_t start_ = 0;
+  std::atomic<std::uint64_t> end_{UINT64_MAX};
+  bool past_end_ = false;     // the reading thread's
+  bool left_unread_ = false;  // the reading thread's, read once it is done
   std::unordered_map<std::uint32_t, Kind> kinds_;
   int fd_ = -1;
   std::string path_;
   std::optional<Error> error_;  // set by the reading thread, read after it is done
   StreamWriter writer_;
-  std::atomic<std::uint64_t> events_{0}, lost_{0}, bytes_{0}, skipped_{0}, older_{0};
+  std::atomic<std::uint64_t> events_{0}, lost_{0}, bytes_{0}, skipped_{0}, older_{0},
+      newer_{0};
 };
 
 }  // namespace eventfs::recorder

@@ -30,7 +30,7 @@
 #include "recorder/mount_layout.h"
 #include "recorder/options.h"
 #include "recorder/reader_threads.h"
-#include "recorder/start_time.h"
+#include "recorder/cpu_stats_lines.h"
 #include "recorder/stream_writer.h"
 #include "recorder/tsdl.h"
 #include "tracefs/file_io.h"
@@ -200,6 +200,7 @@ class Recording {
   Status finish() {
     // A signal that ended the recording goes on to the command at once.
     if (signal_ && child_ > 0) ::kill(child_, signal_);
+    read_end();
     holds_.reset();
     Status recorded = stop_recorders();
     if (progress_shown_) std::fputs("\r\033[K", stderr);
@@ -296,6 +297,14 @@ class Recording {
     return {};
   }
 
+  // As it ends, before the events are let go: what is newer came after the
+  // recording (and, once read, says the CPU's stream is drained). A CPU
+  // whose clock cannot be read has no end: its drain ends when it is quiet.
+  void read_end() {
+    for (auto& r : recorders_)
+      if (auto now = read_clock_now(layout_.mount, r->cpu())) r->set_end(*now);
+  }
+
   static std::int64_t realtime_ns() {
     timespec ts{};
     ::clock_gettime(CLOCK_REALTIME, &ts);
@@ -311,7 +320,8 @@ class Recording {
   }
 
   struct Totals {
-    std::uint64_t events = 0, lost = 0, bytes = 0, skipped = 0, older = 0;
+    std::uint64_t events = 0, lost = 0, bytes = 0, skipped = 0, older = 0, newer = 0;
+    std::string unread;  // the CPUs whose drain ended with records unread
   };
   Totals totals() const {
     Totals t;
@@ -321,6 +331,8 @@ class Recording {
       t.bytes += r->bytes();
       t.skipped += r->skipped();
       t.older += r->older();
+      t.newer += r->newer();
+      if (r->left_unread()) t.unread += fmt::format("{}{}", t.unread.empty() ? "" : ",", r->cpu());
     }
     return t;
   }
@@ -424,6 +436,10 @@ void Recording::print_summary() const {
   std::string extra;
   if (t.skipped) extra += fmt::format(", {} records of other events skipped", t.skipped);
   if (t.older) extra += fmt::format(", {} records from before the start skipped", t.older);
+  if (t.newer) extra += fmt::format(", {} records from after the end skipped", t.newer);
+  if (!t.unread.empty())
+    extra += fmt::format(", records of CPU {} still unread at the drain's limit ({} s)", t.unread,
+                         ReaderThreads::kDrainLimit.count());
   if (child_status_ && WIFEXITED(*child_status_) && WEXITSTATUS(*child_status_) != 0)
     extra += fmt::format(", {} exited with status {}", opts_.command[0], WEXITSTATUS(*child_status_));
   if (child_status_ && WIFSIGNALED(*child_status_))

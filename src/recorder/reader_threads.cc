@@ -12,11 +12,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// After the events are let go: how long a stream must stay empty to be
-// done, and the most a drain takes (an event that cannot be turned off, such
-// as a trace_marker write, may keep coming).
+// After the events are let go, a CPU's stream is done once a record from
+// the recording's end on came (everything before it has), or once it has
+// stayed empty kQuiet with nothing unread in the kernel's ring or eventfs's
+// queue (a CPU with no record since the end); and at the latest
+// ReaderThreads::kDrainLimit after the drain began.
 constexpr auto kQuiet = std::chrono::milliseconds(150);
-constexpr auto kDrainLimit = std::chrono::seconds(2);
+constexpr auto kDrainLimit = ReaderThreads::kDrainLimit;
 // Reads of one CPU in a row before the thread's next CPU gets its turn.
 constexpr int kReadsPerTurn = 4;
 
@@ -80,12 +82,18 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
         if (got == CpuRecorder::ReadResult::kData) {
           read_any = true;
           c.last_data = Clock::now();
+          if (draining && c.r->past_end()) c.done = true;
           continue;
         }
         if (got == CpuRecorder::ReadResult::kDone) c.done = true;
         else if (draining) {
           const auto now = Clock::now();
-          c.done = now - c.last_data >= kQuiet || now - drain_start >= kDrainLimit;
+          if (now - drain_start >= kDrainLimit) {
+            c.done = true;
+            c.r->ended_unread(!c.r->nothing_unread());
+          } else {
+            c.done = now - c.last_data >= kQuiet && c.r->nothing_unread();
+          }
         }
         break;
       }

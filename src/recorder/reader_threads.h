@@ -5,6 +5,7 @@
 // reads each, so that a busy CPU does not hold up the others.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <thread>
 #include <vector>
@@ -18,6 +19,9 @@ class ReaderThreads {
  public:
   static constexpr std::size_t kMaxThreads = 8;
   static constexpr std::size_t kReadSize = 1024 * 1024;
+  // The most the drain at the end takes: a CPU with records still unread
+  // then (eventfs gave none of them) is marked (CpuRecorder::left_unread()).
+  static constexpr std::chrono::seconds kDrainLimit{5};
 
   // The recorders outlive this object; `control` says when to stop.
   ReaderThreads(std::vector<CpuRecorder*> cpus, RecordControl& control);
@@ -30,7 +34,7 @@ class ReaderThreads {
   // started stop at once).
   Status start();
   // Waits for the threads, which end once the control's phase is kStop, or
-  // kDrain and their CPUs' streams have stayed empty a moment.
+  // kDrain and their CPUs' streams are drained (reader_threads.cc).
   void join();
 
   std::size_t threads() const { return threads_.size(); }

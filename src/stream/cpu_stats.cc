@@ -35,17 +35,29 @@ std::optional<std::uint64_t> decimal(std::string_view s) {
   return v;
 }
 
+// The text after "KEY:" on a line of the kernel's stats, trimmed.
+std::optional<std::string_view> kernel_line(const std::string& stats, std::string_view key) {
+  std::size_t at = 0;
+  while (at < stats.size()) {
+    std::size_t end = stats.find('\n', at);
+    if (end == std::string::npos) end = stats.size();
+    std::string_view line(stats.data() + at, end - at);
+    at = end + 1;
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':') continue;
+    std::string_view v = line.substr(key.size() + 1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+    return v;
+  }
+  return std::nullopt;
+}
+
 // The kernel's "now ts:" line: "now ts: %5llu.%06lu" (seconds and
 // microseconds) for the clocks that count ns, "now ts: %llu" for the others.
 std::optional<std::uint64_t> kernel_now(const std::string& stats) {
-  constexpr std::string_view kKey = "\nnow ts:";
-  const std::string text = "\n" + stats;
-  const std::size_t at = text.find(kKey);
-  if (at == std::string::npos) return std::nullopt;
-  const std::size_t begin = at + kKey.size(), end = text.find('\n', begin);
-  std::string_view v(text.data() + begin, (end == std::string::npos ? text.size() : end) - begin);
-  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
-  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+  auto line = kernel_line(stats, "now ts");
+  if (!line) return std::nullopt;
+  std::string_view v = *line;
   const std::size_t dot = v.find('.');
   if (dot == std::string_view::npos) return decimal(v);
   auto secs = decimal(v.substr(0, dot));
@@ -75,9 +87,12 @@ auto on_cpu(std::size_t cpu, F f) {
 }  // namespace
 
 std::string cpu_stats_text(HubCpu& c, const RingSession& session, const RingFiles& files, std::size_t cpu) {
-  std::string clock_now;
-  if (auto kernel = on_cpu(cpu, [&] { return files.read_stats(static_cast<int>(cpu)); }))
-    if (auto now = kernel_now(*kernel)) clock_now = fmt::format("clock now: {}\n", *now);
+  std::string kernel_lines;  // the ring's unread records and the clock, from the kernel's stats
+  if (auto kernel = on_cpu(cpu, [&] { return files.read_stats(static_cast<int>(cpu)); })) {
+    if (auto unread = kernel_line(*kernel, "entries"); unread && decimal(*unread))
+      kernel_lines += fmt::format("ring entries: {}\n", *decimal(*unread));
+    if (auto now = kernel_now(*kernel)) kernel_lines += fmt::format("clock now: {}\n", *now);
+  }
   std::lock_guard lock(c.mu);
   RingStats s = c.closed;
   const char* mode = "closed";
@@ -100,7 +115,7 @@ std::string cpu_stats_text(HubCpu& c, const RingSession& session, const RingFile
       "reader: {}\n"
       "{}",
       q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(), s.subbufs,
-      s.swaps, mode, clock_now);
+      s.swaps, mode, kernel_lines);
 }
 
 }  // namespace eventfs

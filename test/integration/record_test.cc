@@ -640,6 +640,10 @@ TEST_F(RecordTest, ARecordingHoldsOnlyWhatHappenedWhileItRan) {
   ASSERT_TRUE(ResizesRings(inst, "1024"));
   ASSERT_GT(stat_value(slurp(kstats), "entries"), 0);
   std::this_thread::sleep_for(200ms);
+  // The daemon's "ring entries:" is the kernel's "entries:", what the ring
+  // holds unread (the recorder's drain at the end waits for it to be 0).
+  EXPECT_EQ(stat_value(slurp(m / ("per_cpu/cpu" + std::to_string(cpu) + "/stats")), "ring entries"),
+            stat_value(slurp(kstats), "entries"));
 
   // The daemon's "clock now:" is the kernel's "now ts:" of the instance (ns,
   // from SECS.USECS): between two reads of the kernel's.
