@@ -71,6 +71,11 @@ CommCache::CommCache(std::function<std::string()> read_table, LiveName live)
 
 std::size_t CommCache::name_of(std::int32_t pid, char* out) {
   if (pid <= 0) return 0;
+  // The name this cache last saw the task alive with, once it is gone, and
+  // the batch it saw it in.
+  std::array<char, 16> last{};
+  std::uint8_t last_len = 0;
+  std::uint64_t last_seen = 0;
   if (live_name_) {
     std::lock_guard lock(live_mu_);
     auto it = live_.find(pid);
@@ -81,25 +86,40 @@ std::size_t CommCache::name_of(std::int32_t pid, char* out) {
       }
       Live& l = it->second;
       std::string name;
-      l.alive = live_name_(pid, name);
-      l.len = static_cast<std::uint8_t>(std::min<std::size_t>(name.size(), l.name.size()));
-      std::memcpy(l.name.data(), name.data(), l.len);
+      l.alive = live_name_(pid, name) && !name.empty();
+      if (l.alive) {  // (a task gone keeps the name it was last seen with)
+        l.len = static_cast<std::uint8_t>(std::min<std::size_t>(name.size(), l.name.size()));
+        std::memcpy(l.name.data(), name.data(), l.len);
+        l.seen = batch_;
+      }
       l.batch = batch_;
     }
-    if (it->second.alive && it->second.len) {
-      std::memcpy(out, it->second.name.data(), it->second.len);
-      return it->second.len;
+    const Live& l = it->second;
+    if (l.alive) {
+      std::memcpy(out, l.name.data(), l.len);
+      return l.len;
+    }
+    last = l.name;
+    last_len = l.len;
+    last_seen = l.seen;
+  }
+  {
+    std::shared_lock lock(mu_);
+    auto it = names_.find(pid);
+    // The table's name, unless this cache saw the task alive after the
+    // table was read (the table's copy is older than that name).
+    if (it != names_.end() && !(last_len && last_seen > table_batch_)) {
+      const std::size_t n = std::min<std::size_t>(it->second.size(), 16);
+      std::memcpy(out, it->second.data(), n);
+      return n;
     }
   }
-  std::shared_lock lock(mu_);
-  auto it = names_.find(pid);
-  if (it == names_.end()) {
-    missed_.store(true, std::memory_order_relaxed);
-    return 0;
+  if (last_len) {
+    std::memcpy(out, last.data(), last_len);
+    return last_len;
   }
-  const std::size_t n = std::min<std::size_t>(it->second.size(), 16);
-  std::memcpy(out, it->second.data(), n);
-  return n;
+  missed_.store(true, std::memory_order_relaxed);
+  return 0;
 }
 
 void CommCache::begin() {
@@ -134,8 +154,14 @@ void CommCache::load(std::string_view text) {
     if (*stop || pid < 0 || pid > INT32_MAX) continue;
     fresh[static_cast<std::int32_t>(pid)] = std::string(line.substr(space + 1, 16));
   }
+  std::uint64_t batch;
+  {
+    std::lock_guard live(live_mu_);
+    batch = batch_;
+  }
   std::unique_lock lock(mu_);
   names_.swap(fresh);
+  table_batch_ = batch;
 }
 
 }  // namespace eventfs

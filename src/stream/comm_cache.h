@@ -7,7 +7,9 @@
 // so a name looked up during it is never older than any of them, where a
 // name kept from an earlier batch could be (a thread that renamed itself
 // in between). A kernel thread or a task that is gone has the name of
-// saved_cmdlines. That table is long (6.18 keeps 6552 names, 128 KiB: over
+// saved_cmdlines, or, if the table lacks it (the kernel saves names lazily,
+// and older kernels keep 128 by default) or was read before this cache last
+// saw the task alive, the name it had then. That table is long (6.18 keeps 6552 names, 128 KiB: over
 // a millisecond to read), so it is read again only after a lookup missed,
 // at most every kMinRefresh; TextMerge then mends the lines it rendered
 // with "<...>" meanwhile. A name neither has stays "<...>", as tracefs's
@@ -62,12 +64,14 @@ class CommCache {
     std::array<char, 16> name{};
     std::uint8_t len = 0;
     bool alive = false;
-    std::uint64_t batch = 0;  // the batch it was looked up in
+    std::uint64_t batch = 0;  // the batch it was last looked up in
+    std::uint64_t seen = 0;   // the batch it was last seen alive in (name, len: its name then)
   };
   std::function<std::string()> read_table_;
   LiveName live_name_;
   mutable std::shared_mutex mu_;
   std::unordered_map<std::int32_t, std::string> names_;  // guarded by mu_
+  std::uint64_t table_batch_ = 0;                        // the batch names_ was read in; guarded by mu_
   std::atomic<bool> missed_{true};
   std::mutex refresh_mu_;
   Clock::time_point last_{};  // guarded by refresh_mu_

@@ -93,6 +93,37 @@ TEST(CommCache, ALiveTasksNameIsItsNameNowAndAGoneTasksTheTables) {
   EXPECT_EQ(asked, 5);
 }
 
+// A task gone that the table lacks, or that the cache saw alive after it
+// read the table, keeps the name the cache saw it alive with: a reader that
+// renders its lines after the task ended still names it.
+TEST(CommCache, AGoneTaskTheTableLacksKeepsTheNameItWasLastSeenAliveWith) {
+  std::map<std::int32_t, std::string> alive{{20, "efs-ping"}, {21, "child"}};
+  std::string table = "21 parent\n";
+  CommCache c([&] { return table; },
+              [&](std::int32_t pid, std::string& out) {
+                auto it = alive.find(pid);
+                if (it == alive.end()) return false;
+                out = it->second;
+                return true;
+              });
+  c.refresh();  // the table read: 21 under its parent's name
+  c.begin();
+  EXPECT_EQ(name(c, 20), "efs-ping");
+  EXPECT_EQ(name(c, 21), "child");
+  alive.clear();  // both end
+  c.begin();
+  EXPECT_EQ(name(c, 20), "efs-ping") << "not in the table: the name last seen";
+  EXPECT_EQ(name(c, 21), "child") << "the table was read before the task was last seen alive";
+  EXPECT_FALSE(c.refresh()) << "neither lookup missed";
+  // A table read after the last sight is newer: it wins.
+  table = "20 renamed\n21 parent\n";
+  c.load(table);
+  c.begin();
+  EXPECT_EQ(name(c, 20), "renamed");
+  EXPECT_EQ(name(c, 21), "parent");
+  EXPECT_EQ(name(c, 22), "") << "never seen, not in the table";
+}
+
 TEST(CommCache, ProcNamesThisProcessWhereItSeesTheKernelsPidsAndNoKernelThread) {
   auto live = CommCache::proc_comm();
   if (!live) GTEST_SKIP() << "in a child pid namespace: /proc's pids are not the kernel's";
