@@ -31,8 +31,6 @@
 #include "mount/mount_parts.h"
 #include "mount/mount_watch.h"
 #include "ring/ring.h"
-#include "tracefs/file_io.h"
-#include "tracefs/instance.h"
 #include "tracefs/locate.h"
 
 namespace {

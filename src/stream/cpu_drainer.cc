@@ -1,8 +1,6 @@
 #include "stream/cpu_drainer.h"
 
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,19 +11,9 @@
 
 #include <fmt/format.h>
 
-namespace eventfs {
+#include "stream/thread_placement.h"
 
-bool pin_to_cpu(int cpu) {
-  cpu_set_t allowed;
-  if (cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
-      CPU_ISSET(cpu, &allowed)) {
-    cpu_set_t own;
-    CPU_ZERO(&own);
-    CPU_SET(cpu, &own);
-    return pthread_setaffinity_np(pthread_self(), sizeof own, &own) == 0;
-  }
-  return false;
-}
+namespace eventfs {
 
 // Projects one CPU's raw records into `target`: the CPU's queue (its lock
 // held) or the drainer's own staging queue.

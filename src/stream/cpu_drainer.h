@@ -36,18 +36,6 @@ struct CpuQueues {
   std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
 };
 
-// Moves the calling thread to CPU `cpu` when the daemon may use that CPU (a
-// CPU kept out of its affinity, as isolated ones are, is left alone; so is
-// an offline one, until it comes online: the kernel leaves offline CPUs out
-// of the affinity it reports). A ring's reader runs where the writer of its
-// records does: floating, two drainers woken at once can be put on the same
-// CPU and take turns there while the other CPU's writer overruns its ring.
-// True once the thread is on its CPU. False while the CPU is offline, or
-// not yet back in the thread's affinity after coming online: the kernel
-// adds it back a moment later (cpusets), so callers try again at later
-// turns rather than once.
-bool pin_to_cpu(int cpu);
-
 class CpuDrainer {
  public:
   static constexpr std::size_t kDrainBatch = 4096;  // records taken from the ring in a turn

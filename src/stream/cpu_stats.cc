@@ -1,7 +1,5 @@
 #include "stream/cpu_stats.h"
 
-#include <pthread.h>
-#include <sched.h>
 
 #include <cctype>
 #include <charconv>
@@ -13,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "stream/ring_session.h"
+#include "stream/thread_placement.h"
 
 namespace eventfs {
 
@@ -66,29 +65,11 @@ std::optional<std::uint64_t> kernel_now(const std::string& stats) {
   return *secs * 1000000000u + *usecs * 1000u;
 }
 
-// Runs `f` on CPU `cpu` where this thread may run there: the kernel's
-// "now ts" is the clock of the CPU that reads it, and a CPU-local trace
-// clock ("local", the default) need not agree between CPUs. Elsewhere
-// (the CPU is offline or not ours), `f` runs where the thread is.
-template <typename F>
-auto on_cpu(std::size_t cpu, F f) {
-  cpu_set_t was, one;
-  CPU_ZERO(&one);
-  bool pinned = false;
-  if (cpu < CPU_SETSIZE && pthread_getaffinity_np(pthread_self(), sizeof was, &was) == 0 && CPU_ISSET(cpu, &was)) {
-    CPU_SET(cpu, &one);
-    pinned = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
-  }
-  auto result = f();
-  if (pinned) (void)pthread_setaffinity_np(pthread_self(), sizeof was, &was);
-  return result;
-}
-
 }  // namespace
 
 std::string cpu_stats_text(HubCpu& c, const RingSession& session, const RingFiles& files, std::size_t cpu) {
   std::string kernel_lines;  // the ring's unread records and the clock, from the kernel's stats
-  if (auto kernel = on_cpu(cpu, [&] { return files.read_stats(static_cast<int>(cpu)); })) {
+  if (auto kernel = on_cpu(static_cast<int>(cpu), [&] { return files.read_stats(static_cast<int>(cpu)); })) {
     if (auto unread = kernel_line(*kernel, "entries"); unread && decimal(*unread))
       kernel_lines += fmt::format("ring entries: {}\n", *decimal(*unread));
     if (auto now = kernel_now(*kernel)) kernel_lines += fmt::format("clock now: {}\n", *now);

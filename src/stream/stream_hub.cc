@@ -16,6 +16,7 @@
 
 #include "stream/cpu_stats.h"
 #include "stream/hub_channels.h"
+#include "stream/thread_placement.h"
 
 namespace eventfs {
 namespace {
