@@ -37,9 +37,17 @@ echo 1 > "$mnt/marker/enable"
 status_kb() { awk -v k="$1" '$1 == k":" { print $2 }' "/proc/$daemon/status"; }
 # The peak resident set from now on (Linux >= 4.0).
 reset_peak() { echo 5 > "/proc/$daemon/clear_refs"; }
-phase() {  # LABEL: the daemon's VmRSS, RssAnon and VmHWM now
-  printf '%-34s VmRSS %7d kB  RssAnon %7d kB  VmHWM %7d kB\n' "$1" "$(status_kb VmRSS)" "$(status_kb RssAnon)" \
-    "$(status_kb VmHWM)"
+# Each CPU's queue memory (kB) and entries from its stats ("-": the daemon
+# does not say).
+queues() {
+  for c in $(seq 0 $((cpus - 1))); do
+    awk -F': ' -v c="$c" '$1 == "queue memory" { m = int($2 / 1024) } $1 == "entries" { e = $2 }
+      END { printf " cpu%d %s kB/%s", c, m == "" ? "-" : m, e }' "$mnt/per_cpu/cpu$c/stats"
+  done
+}
+phase() {  # LABEL: the daemon's VmRSS, RssAnon and VmHWM now, and its queues (memory/entries)
+  printf '%-34s VmRSS %7d kB  RssAnon %7d kB  VmHWM %7d kB  queues%s\n' "$1" "$(status_kb VmRSS)" \
+    "$(status_kb RssAnon)" "$(status_kb VmHWM)" "$(queues)"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
