@@ -9,8 +9,10 @@
 # lost events of each and eventfs's reader sub-buffers and GET_READER calls,
 # at full speed and at a moderate rate, ROUNDS (default 3) times each; then
 # the median ratios, the CPU time per event (the daemon's, the direct
-# readers') and the rounds in which eventfs lost events and the direct
-# reader did not. A measurement: it exits 0 whatever the figures.
+# readers'), the rounds in which eventfs lost events and the direct reader
+# did not, and the daemon's peak resident memory over the bench
+# (bench/stream_memory.sh says more about it). A measurement: it exits 0
+# whatever the figures.
 # The direct readers, each a baseline:
 #  * direct: read(2) of one sub-buffer at a time, its records walked with
 #    libtraceevent's kbuffer, as a tool reading trace_pipe_raw with
@@ -53,6 +55,7 @@ done
 . "$top/bench/marker_mount.sh"
 marker_mount "$build" "$inst" "reader=${READER:-auto}${OPTS:+,$OPTS}"
 echo 1 > "$mnt/marker/enable"
+echo 5 > "/proc/$daemon/clear_refs"  # (its peak resident memory from here on)
 [ -n "${BUFFER_KB:-}" ] && echo "$BUFFER_KB" > "$direct/buffer_size_kb"
 # The instance's sub-buffer size (Linux >= 6.8); the direct reader reads one per read(2).
 [ -n "${SUBBUF_KB:-}" ] && echo "$SUBBUF_KB" > "$direct/buffer_subbuf_size_kb"
@@ -196,3 +199,4 @@ for mode in ${MODES:-full moderate}; do
       "$mode" "$(printf '%s\n' "${to_mmap[@]}" | median)" "$rounds" "${to_mmap[*]}"
   fi
 done
+echo "daemon_peak_rss_kb=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$daemon/status")  (the eventfs daemon's VmHWM over the bench; its streams are open in the eventfs runs only)"

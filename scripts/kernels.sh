@@ -321,11 +321,11 @@ for k in "${selected[@]}"; do
   if [ -n "$verbose" ]; then
     sed 's/^/  /' "$res/output.log" 2>/dev/null || true
   elif [ "${rc:-1}" != 0 ] && [ -f "$res/output.log" ]; then
-    # Each failed test's own output (its assertions' messages), at most 60
+    # Each failed test's own output (its assertions' messages), at most 120
     # lines of each, then the summary.
-    awk '/^\[ RUN      \]/ { n = 0 } { if (n < 60) buf[n++] = $0 }
+    awk '/^\[ RUN      \]/ { n = 0 } { if (n < 120) buf[n++] = $0 }
          /^\[  FAILED  \].*\([0-9]+ ms\)$/ { for (i = 0; i < n; i++) print buf[i]; n = 0 }' \
-      "$res/output.log" | head -n 240 | sed 's/^/  /'
+      "$res/output.log" | head -n 300 | sed 's/^/  /'
     tail -n 12 "$res/output.log" | sed 's/^/  /'
   fi
   rc=

@@ -68,6 +68,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     ring_fd_ = ring.poll_fd();
   }
   reported_ = 0;
+  trim_at_ = Clock::now() + std::chrono::milliseconds(kTrimMs);
   DrainPolicy policy(Clock::now(), readiness_fd >= 0);
   while (live.load()) {
     auto now = Clock::now();
@@ -105,6 +106,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
       }
       tell_();
     }
+    trim(now);
   }
   bool moved = false;
   if (!q_.staging.empty()) {  // what was staged when the session ended
@@ -113,6 +115,18 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     moved = true;
   }
   if (policy.untold() || moved) tell_();
+}
+
+void CpuDrainer::trim(Clock::time_point now) {
+  if (now < trim_at_) return;
+  std::unique_lock lock(q_.mu, std::try_to_lock);
+  if (!lock) return;
+  trim_at_ = now + std::chrono::milliseconds(kTrimMs);
+  RecordQueue::Unused unused = q_.queue.trim();
+  lock.unlock();
+  unused.give_back();  // (the readers need not wait for the system)
+  q_.staging.trim().give_back();
+  q_.staging_memory.store(q_.staging.memory_bytes(), std::memory_order_relaxed);
 }
 
 DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
@@ -156,6 +170,7 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
     d.has_ring = ring.has_ring();
     d.settled = ring.settled();
     d.staging_empty = q_.staging.empty();
+    q_.staging_memory.store(q_.staging.memory_bytes(), std::memory_order_relaxed);
   }
   if (failure)
     report_(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_,

@@ -1,7 +1,8 @@
 // One CPU's drainer: reads that CPU's ring while a session of open rings
 // lasts, projects each record into its stable event(s) and queues it for
-// the CPU's readers, when and as DrainPolicy (stream/drain_policy.h) says.
-// It runs on its own thread, pinned to the CPU (StreamHub::drain_loop parks
+// the CPU's readers, when and as DrainPolicy (stream/drain_policy.h) says,
+// and trims the queues every kTrimMs (their memory follows what waits in
+// them: stream/record_queue.h). It runs on its own thread, pinned to the CPU (StreamHub::drain_loop parks
 // it between sessions); telling the readers is left to the CPU's notifier.
 #pragma once
 
@@ -32,6 +33,8 @@ struct CpuQueues {
   std::mutex ring_mu;
   RecordQueue queue;
   RecordQueue staging;  // the drainer's alone: records made while `queue` was busy
+  // staging.memory_bytes(), as the drainer last saw it (for the stats).
+  std::atomic<std::size_t> staging_memory{0};
   int wake_fd = -1;     // eventfd: wakes the CPU's drainer out of poll()
   std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
 };
@@ -40,6 +43,11 @@ class CpuDrainer {
  public:
   static constexpr std::size_t kDrainBatch = 4096;  // records taken from the ring in a turn
   static constexpr int kPinRetryMs = 5000;          // the drainer tries to move to its CPU this long
+  // The queues are trimmed (RecordQueue::trim()) this often while a session
+  // lasts: a queue gives back the memory it no longer needs 1 to 2 periods
+  // after it last held more (and up to kIdleWaitMs later while no record
+  // comes).
+  static constexpr int kTrimMs = 2000;
 
   // `max_entry`: the most queue bytes one raw record can make (so that
   // nothing staged is ever dropped). `tell`: has the CPU's notifier tell
@@ -60,6 +68,9 @@ class CpuDrainer {
   // One drain of the ring into the queue, or into staging while a reader
   // holds the queue.
   DrainPolicy::Drained drain(CpuRing& ring, Clock::time_point now);
+  // Trims the queues when a period is over (the queue only if its lock is
+  // free: otherwise at a later turn).
+  void trim(Clock::time_point now);
 
   const int cpu_;
   CpuQueues& q_;
@@ -73,6 +84,7 @@ class CpuDrainer {
   bool pinned_ = false;
   Clock::time_point pin_until_{};
   int reported_ = 0;  // the ring's error, once told
+  Clock::time_point trim_at_{};
 };
 
 }  // namespace eventfs

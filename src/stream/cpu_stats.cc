@@ -91,12 +91,13 @@ std::string cpu_stats_text(HubCpu& c, const RingSession& session, const RingFile
       "lost reports without count: {}\n"
       "overrun: {}\n"
       "dropped by eventfs: {}\n"
+      "queue memory: {}\n"
       "sub-buffers: {}\n"
       "reader swaps: {}\n"
       "reader: {}\n"
       "{}",
-      q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(), s.subbufs,
-      s.swaps, mode, kernel_lines);
+      q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(),
+      q.memory_bytes() + c.staging_memory.load(std::memory_order_relaxed), s.subbufs, s.swaps, mode, kernel_lines);
 }
 
 }  // namespace eventfs

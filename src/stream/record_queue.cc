@@ -13,6 +13,15 @@
 
 namespace eventfs {
 
+RecordQueue::RecordQueue(std::size_t max_bytes, std::size_t smallest_record, std::size_t first_bytes)
+    : cap_(max_bytes),
+      first_(std::min(max_bytes, std::max(first_bytes, kMinRecord))),
+      limit_(first_),
+      smallest_(std::max(smallest_record, kMinRecord)),
+      meta_cap_(max_bytes / smallest_ + 1),
+      meta_first_(meta_for(first_)),
+      meta_limit_(meta_first_) {}
+
 std::uint8_t* RecordQueue::place(std::int32_t pid, std::uint32_t size) {
   if (size > cap_ || size < kMinRecord) return nullptr;
   if (!buf_) adopt(map_memory(false));
@@ -28,12 +37,18 @@ std::uint8_t* RecordQueue::place(std::int32_t pid, std::uint32_t size) {
         head_ = tail_ = end_ = 0;
       }
       wrapped_ = false;
+      meta_head_ = 0;
     }
     if (!wrapped_) {
-      if (cap_ - tail_ >= size) {
+      if (tail_ + size <= limit_) {
         at = tail_;
         break;
       }
+      // At the end of the part in use: on at the front, unless records
+      // would fill more than half of the part (they wait: it grows) or the
+      // front has no room (a lease's bytes may be there).
+      if ((tail_ - head_ + size > limit_ / 2 || head_ < size || overlaps_pins(0, size)) && grow_to(tail_ + size))
+        continue;
       if (head_ >= size) {
         wrap = true;
         at = 0;
@@ -42,6 +57,8 @@ std::uint8_t* RecordQueue::place(std::int32_t pid, std::uint32_t size) {
     } else if (head_ - tail_ >= size) {
       at = tail_;
       break;
+    } else if (grow_wrapped()) {
+      continue;
     }
     if (empty()) return nullptr;  // only a lease's bytes are in the way
     drop_oldest();  // the reader is behind
@@ -54,10 +71,11 @@ std::uint8_t* RecordQueue::place(std::int32_t pid, std::uint32_t size) {
     wrapped_ = true;
   }
   // (Only records smaller than the constructor was told fill this ring first.)
-  while (count_ >= meta_cap_) drop_oldest();
+  if (count_ >= meta_limit_ && !grow_meta())
+    while (count_ >= meta_limit_) drop_oldest();
   tail_ = at + size;
   std::size_t m = meta_head_ + count_;
-  if (m >= meta_cap_) m -= meta_cap_;
+  if (m >= meta_limit_) m -= meta_limit_;
   meta_[m] = {pid, size};
   ++count_;
   return buf_.get() + at;
@@ -72,18 +90,33 @@ namespace {
 // (before Linux 5.14), each page is touched.
 constexpr std::size_t kPopulateChunk = 2u << 20;
 
-void* map_bytes(std::size_t bytes, bool populate) {
+std::size_t page_size() {
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+std::size_t page_up(std::size_t bytes) { return (bytes + page_size() - 1) / page_size() * page_size(); }
+
+void populate(std::uint8_t* at, std::size_t bytes) {
+  for (std::size_t off = 0; off < bytes; off += kPopulateChunk) {
+    std::size_t n = std::min(kPopulateChunk, bytes - off);
+    if (::madvise(at + off, n, MADV_POPULATE_WRITE) == 0) continue;
+    for (std::size_t i = 0; i < n; i += page_size()) static_cast<volatile std::uint8_t*>(at + off)[i] = 0;
+  }
+}
+
+// The pages of [at, at + bytes) (page-aligned) go back to the system; they
+// read as zeros when touched again.
+void discard(std::uint8_t* at, std::size_t bytes) { (void)::madvise(at, bytes, MADV_DONTNEED); }
+
+// `bytes` mapped, the first `populated` (rounded up to a page) faulted in.
+// Without transparent huge pages: a page fault there would bring in 2 MiB
+// where the queue grows by less.
+void* map_bytes(std::size_t bytes, std::size_t populated) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  if (populate) {
-    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    auto* at = static_cast<std::uint8_t*>(p);
-    for (std::size_t off = 0; off < bytes; off += kPopulateChunk) {
-      std::size_t n = std::min(kPopulateChunk, bytes - off);
-      if (::madvise(at + off, n, MADV_POPULATE_WRITE) == 0) continue;
-      for (std::size_t i = 0; i < n; i += page) static_cast<volatile std::uint8_t*>(at + off)[i] = 0;
-    }
-  }
+  (void)::madvise(p, bytes, MADV_NOHUGEPAGE);
+  populate(static_cast<std::uint8_t*>(p), std::min(page_up(populated), page_up(bytes)));
   return p;
 }
 
@@ -94,8 +127,9 @@ void UnmapBytes::operator()(void* p) const { ::munmap(p, bytes); }
 RecordQueue::Memory RecordQueue::map_memory(bool populate) const {  // untouched pages cost nothing
   const std::size_t meta_bytes = meta_cap_ * sizeof(Meta);
   Memory m;
-  m.buf = decltype(m.buf)(static_cast<std::uint8_t*>(map_bytes(cap_, populate)), UnmapBytes{cap_});
-  m.meta = decltype(m.meta)(static_cast<Meta*>(map_bytes(meta_bytes, populate)), UnmapBytes{meta_bytes});
+  m.buf = decltype(m.buf)(static_cast<std::uint8_t*>(map_bytes(cap_, populate ? first_ : 0)), UnmapBytes{cap_});
+  m.meta = decltype(m.meta)(static_cast<Meta*>(map_bytes(meta_bytes, populate ? meta_first_ * sizeof(Meta) : 0)),
+                            UnmapBytes{meta_bytes});
   return m;
 }
 
@@ -107,6 +141,9 @@ void RecordQueue::adopt(Memory&& memory) {
     return;  // (freed with `memory`)
   buf_ = std::move(memory.buf);
   meta_ = std::move(memory.meta);
+  // (A queue with no memory uses its first parts.)
+  touched_ = std::min(page_up(limit_), page_up(cap_));
+  meta_touched_ = std::min(page_up(meta_limit_ * sizeof(Meta)), page_up(meta_cap_ * sizeof(Meta)));
 }
 
 bool RecordQueue::release() {
@@ -115,7 +152,103 @@ bool RecordQueue::release() {
   meta_.reset();
   head_ = tail_ = end_ = meta_head_ = 0;
   wrapped_ = false;
+  limit_ = first_;
+  meta_limit_ = meta_first_;
+  touched_ = meta_touched_ = peak_ = 0;
   return true;
+}
+
+void RecordQueue::fault_in(std::size_t bytes) {
+  const std::size_t to = std::min(page_up(bytes), page_up(cap_));
+  if (to <= touched_) return;
+  populate(buf_.get() + touched_, to - touched_);
+  touched_ = to;
+}
+
+bool RecordQueue::grow_to(std::size_t bytes) {
+  if (limit_ >= cap_ || bytes > cap_) return false;
+  const std::size_t to = std::min(cap_, std::max(2 * limit_, bytes));
+  fault_in(to);
+  limit_ = to;
+  return true;
+}
+
+bool RecordQueue::grow_wrapped() {
+  if (limit_ >= cap_) return false;
+  const std::size_t to = std::min(cap_, 2 * std::max(limit_, end_));
+  const std::size_t older = end_ - head_, dest = to - older;
+  if (to <= end_ || overlaps_pins(dest, older)) return false;
+  fault_in(to);
+  std::memmove(buf_.get() + dest, buf_.get() + head_, older);
+  head_ = dest;
+  end_ = to;
+  limit_ = to;
+  return true;
+}
+
+bool RecordQueue::grow_meta() {
+  if (meta_limit_ >= meta_cap_) return false;
+  const std::size_t to = std::min(meta_cap_, 2 * meta_limit_);
+  const std::size_t bytes = std::min(page_up(to * sizeof(Meta)), page_up(meta_cap_ * sizeof(Meta)));
+  if (bytes > meta_touched_) {
+    populate(reinterpret_cast<std::uint8_t*>(meta_.get()) + meta_touched_, bytes - meta_touched_);
+    meta_touched_ = bytes;
+  }
+  if (meta_head_ + count_ > meta_limit_) {  // gone round its end: the older entries to the new end
+    const std::size_t older = meta_limit_ - meta_head_;
+    std::memmove(meta_.get() + to - older, meta_.get() + meta_head_, older * sizeof(Meta));
+    meta_head_ = to - older;
+  }
+  meta_limit_ = to;
+  return true;
+}
+
+void RecordQueue::Unused::give_back() {
+  for (Run* r : {&buf_, &meta_})
+    if (r->bytes) discard(r->at, std::exchange(r->bytes, 0));
+}
+
+RecordQueue::Unused RecordQueue::trim() {
+  Unused unused;
+  const std::size_t need = std::max(peak_, used_bytes());
+  peak_ = used_bytes();
+  if (!buf_) return unused;
+  std::size_t part = first_;
+  while (part < cap_ && part < 2 * need) part *= 2;
+  limit_ = std::min({limit_, part, cap_});
+  if (empty() && !pinned()) {
+    head_ = tail_ = end_ = meta_head_ = 0;
+    wrapped_ = false;
+  }
+  // Past the part in use, the pages no record or leased byte takes.
+  std::size_t keep = limit_;
+  if (!empty()) keep = std::max(keep, wrapped_ ? end_ : tail_);
+  for (int i = 0; i < pins_.n; ++i)
+    keep = std::max(keep, static_cast<std::size_t>(pins_.at[i] - buf_.get()) + pins_.bytes[i]);
+  keep = page_up(keep);
+  if (keep < touched_) {
+    unused.buf_ = {buf_.get() + keep, touched_ - keep};
+    touched_ = keep;
+  }
+  // The ring of pids and sizes: its entries moved to its front, then cut to
+  // what the part in use holds (in the doublings it grows by).
+  std::size_t meta_part = meta_first_;
+  while (meta_part < meta_for(limit_)) meta_part *= 2;
+  meta_part = std::min(meta_part, meta_cap_);
+  if (meta_part < meta_limit_ && count_ <= meta_part) {
+    if (meta_head_ + count_ <= meta_limit_)
+      std::memmove(meta_.get(), meta_.get() + meta_head_, count_ * sizeof(Meta));
+    else
+      std::rotate(meta_.get(), meta_.get() + meta_head_, meta_.get() + meta_limit_);
+    meta_head_ = 0;
+    meta_limit_ = meta_part;
+  }
+  const std::size_t meta_keep = page_up(meta_limit_ * sizeof(Meta));
+  if (meta_keep < meta_touched_) {
+    unused.meta_ = {reinterpret_cast<std::uint8_t*>(meta_.get()) + meta_keep, meta_touched_ - meta_keep};
+    meta_touched_ = meta_keep;
+  }
+  return unused;
 }
 
 namespace {
@@ -199,7 +332,7 @@ void RecordQueue::drop_record() {
 std::uint8_t* RecordQueue::back_lost() {
   if (empty()) return nullptr;
   std::size_t m = meta_head_ + count_ - 1;
-  if (m >= meta_cap_) m -= meta_cap_;
+  if (m >= meta_limit_) m -= meta_limit_;
   std::uint8_t* back = buf_.get() + tail_ - meta_[m].size;
   return id_of(back) == EVENTFS_ID_LOST ? back : nullptr;
 }
@@ -263,10 +396,11 @@ std::uint64_t RecordQueue::front_ts() const {
 }
 
 void RecordQueue::popped(std::size_t records, std::size_t bytes) {
+  peak_ = std::max(peak_, used_bytes());  // (the most a queue holds is what it held before a pop, or holds now)
   head_ += bytes;
   count_ -= records;
-  meta_head_ += records;  // records <= count_ <= meta_cap_
-  if (meta_head_ >= meta_cap_) meta_head_ -= meta_cap_;
+  meta_head_ += records;  // records <= count_ <= meta_limit_
+  if (meta_head_ >= meta_limit_) meta_head_ -= meta_limit_;
   if (wrapped_ && head_ == end_) {
     head_ = 0;
     wrapped_ = false;
@@ -290,7 +424,7 @@ RecordQueue::Runs RecordQueue::front_runs(std::size_t max_bytes, bool at_least_o
         full = true;
         break;
       }
-      if (++m == meta_cap_) m = 0;
+      if (++m == meta_limit_) m = 0;
       at += size;
       ++records;
     }

@@ -21,6 +21,21 @@
 // of records with one copy (take_into). Each record's pid and size sit in
 // a ring of their own: finding where a run ends reads that small array
 // in order, not each record's header from a buffer gone cold in cache.
+//
+// Its memory follows what waits in it. Both buffers are mapped at their
+// full size, but only a first part is in use (kFirstBytes, with its pages
+// faulted in): records start again at the front at the end of the part in
+// use. When records fill more than half of it there, it doubles (up to the
+// full size) instead, its new pages faulted in at once, so that a storm
+// does not take a page fault every 4 KiB on its first pass through them;
+// a queue that has gone round its end grows by moving its older run of
+// records to the end of the larger part (one copy per doubling, never per
+// record). trim(), called now and then, shrinks it back to twice what it
+// held at most since the last call and gives those pages back to the
+// system (MADV_DONTNEED): a queue whose reader keeps up holds a few batches
+// of records, one whose reader stopped holds up to the full size. Growing
+// and shrinking change nothing a reader sees: the queue drops records only
+// when the full size would be exceeded, as if it had it all along.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace eventfs {
 
@@ -43,8 +59,11 @@ class RecordQueue {
   // size of the smallest record that will be queued (at least a header's),
   // which sizes the ring of pids and sizes; should records come smaller, the
   // oldest go when that ring is full, as when the bytes are.
-  explicit RecordQueue(std::size_t max_bytes, std::size_t smallest_record = kMinRecord)
-      : cap_(max_bytes), meta_cap_(max_bytes / std::max(smallest_record, kMinRecord) + 1) {}
+  // `first_bytes`: the part of the buffer in use at first, and again once
+  // trim() finds the queue held little (kFirstBytes, or all of it if less).
+  static constexpr std::size_t kFirstBytes = 256u << 10;
+  explicit RecordQueue(std::size_t max_bytes, std::size_t smallest_record = kMinRecord,
+                       std::size_t first_bytes = kFirstBytes);
 
   // Room for one record of `size` bytes (a multiple of 8) at the back, made
   // by dropping the oldest if needed; the caller writes the record there
@@ -64,11 +83,12 @@ class RecordQueue {
   void add_lost(std::uint64_t ts, std::uint64_t count, bool unknown);
   // The CPU named in the lost-events records the queue writes.
   void set_cpu(std::uint32_t cpu) { cpu_ = cpu; }
-  // The queue's buffers, allocated with their pages faulted in (so that the
-  // first pass through them in a storm does not take a page fault every
-  // 4 KiB) apart from the queue: the caller need not hold the lock that
-  // guards the queue meanwhile. adopt() gives them to the queue they were
-  // made for if it has none (it never touches records), else frees them.
+  // The queue's buffers, allocated with the pages of their first part faulted
+  // in (so that the first pass through them in a storm does not take a page
+  // fault every 4 KiB) apart from the queue: the caller need not hold the
+  // lock that guards the queue meanwhile. adopt() gives them to the queue
+  // they were made for if it has none (it never touches records), else
+  // frees them.
   class Memory;
   Memory prefaulted() const;
   void adopt(Memory&& memory);
@@ -77,6 +97,22 @@ class RecordQueue {
   // report (the next record or adopt() allocates them again); false
   // otherwise.
   bool release();
+  // Shrinks the part of the buffer in use to twice the most bytes the queue
+  // held since the last call (a power of two times the first part, no less
+  // than it), the ring of pids and sizes with it, and gives the pages past
+  // them back to the system; pages that records or a lease's bytes still
+  // take are kept until a later call finds them free. Called now and then:
+  // its period is how long a queue that held much keeps its memory once it
+  // holds little.
+  // The pages go back when the Unused it returns is dropped (or at its
+  // give_back()), which may be after the lock that guards the queue is
+  // released, but must be before the queue is given another record: only
+  // reserve() and push(), growing the queue, could use them again.
+  class Unused;
+  Unused trim();
+  // The bytes of memory the queue holds (its records, their pids and sizes):
+  // the pages it faulted in and has not given back.
+  std::size_t memory_bytes() const { return buf_ ? touched_ + meta_touched_ : 0; }
   // Appends a copy of one framed record (header.size bytes at `rec`).
   void push(std::int32_t pid, const std::uint8_t* rec);
   // Moves every record of `from` to the back, its gaps with them at their
@@ -156,6 +192,19 @@ class RecordQueue {
  private:
   static constexpr std::size_t kMinRecord = 16;  // a record header
   Memory map_memory(bool populate) const;
+  // What a buffer of `bytes` holds records' pids and sizes for.
+  std::size_t meta_for(std::size_t bytes) const { return std::min(meta_cap_, bytes / smallest_ + 1); }
+  // The part in use grown to at least `bytes` (false: it cannot be): when
+  // the records run from the front, in place; when they have gone round
+  // the end, by moving the older run to the end of the new part. New pages
+  // are faulted in.
+  bool grow_to(std::size_t bytes);
+  bool grow_wrapped();
+  bool grow_meta();
+  void fault_in(std::size_t bytes);  // buf_ up to `bytes` (touched_ on)
+  std::size_t used_bytes() const {   // the live records' bytes
+    return empty() ? 0 : wrapped_ ? end_ - head_ + tail_ : tail_ - head_;
+  }
   void popped(std::size_t records, std::size_t bytes);
   void drop_oldest();
   void drop_framed(const std::uint8_t* rec);  // the front record, into the gap before the front
@@ -173,16 +222,25 @@ class RecordQueue {
   // system at once (the heap may keep a freed block, the sanitizers do).
   std::unique_ptr<std::uint8_t[], UnmapBytes> buf_;
   std::size_t cap_;
+  std::size_t first_;  // the part in use at first
+  std::size_t limit_;  // the part in use: records go round at its end
+  // Bytes from the front whose pages may be in memory; the pages past it
+  // are not (given back, or never touched).
+  std::size_t touched_ = 0;
+  std::size_t peak_ = 0;  // the most bytes held since the last trim()
   // Live records: [head_, tail_) when !wrapped_; [head_, end_) then
-  // [0, tail_) when wrapped_.
+  // [0, tail_) when wrapped_. tail_ (or end_) may lie past limit_ after a
+  // trim(): the next record then goes to the front.
   std::size_t head_ = 0, tail_ = 0, end_ = 0;
-  // The pid and size of each live record, from meta_head_ on, count_ of them.
+  // The pid and size of each live record, from meta_head_ on, count_ of
+  // them, in a ring of meta_limit_ (of at most meta_cap_) entries.
   struct Meta {
     std::int32_t pid;
     std::uint32_t size;
   };
   std::unique_ptr<Meta[], UnmapBytes> meta_;
-  std::size_t meta_cap_, meta_head_ = 0;
+  std::size_t smallest_, meta_cap_, meta_first_, meta_limit_, meta_head_ = 0;
+  std::size_t meta_touched_ = 0;  // bytes of meta_, as touched_
   bool wrapped_ = false;
   Runs pins_;  // the bytes of the lease that is out (n == 0: none)
   bool overlaps_pins(std::size_t at, std::size_t size) const;
@@ -190,6 +248,23 @@ class RecordQueue {
   Dropped unreported_;  // the gap before the front record
   Dropped back_gap_;    // the gap after the back record (while empty, one with unreported_)
   std::uint32_t cpu_ = 0;
+};
+
+class RecordQueue::Unused {
+ public:
+  Unused() = default;
+  Unused(Unused&& o) noexcept : buf_(std::exchange(o.buf_, {})), meta_(std::exchange(o.meta_, {})) {}
+  Unused& operator=(Unused&&) = delete;
+  ~Unused() { give_back(); }
+  void give_back();
+
+ private:
+  friend class RecordQueue;
+  struct Run {
+    std::uint8_t* at = nullptr;
+    std::size_t bytes = 0;
+  };
+  Run buf_, meta_;  // pages of the buffer, of the ring of pids and sizes
 };
 
 class RecordQueue::Memory {

@@ -62,7 +62,8 @@ Status RingSession::open_rings() {
     if (!r) return std::move(r).error();
     rings.push_back(std::move(*r));
   }
-  // The queues' memory, faulted in before the locks are taken: unless still
+  // The queues' memory (its first part faulted in: RecordQueue), made
+  // before the locks are taken: unless still
   // there from the last session (only this thread frees it, between
   // sessions; the drainers, which allocate a missing queue, are parked). A
   // CPU with no ring yet gets its queue's memory when its first records
@@ -80,6 +81,7 @@ Status RingSession::open_rings() {
   for (std::size_t i = 0; i < cpus_.size(); ++i) {
     cpus_[i]->queue.adopt(std::move(memory[i].first));
     cpus_[i]->staging.adopt(std::move(memory[i].second));
+    cpus_[i]->staging_memory = cpus_[i]->staging.memory_bytes();
   }
   rings_ = std::move(rings);
   for (std::size_t i = 0; i < rings_.size(); ++i) rings_[i]->count_losses_from(cpus_[i]->overrun_seen);
@@ -109,6 +111,7 @@ void RingSession::release_queues() {  // (by the control thread, between session
   for (auto& c : cpus_) {
     c->queue.release();  // kept while it holds records for the next reader
     c->staging.release();
+    c->staging_memory = c->staging.memory_bytes();
   }
 }
 

@@ -158,6 +158,19 @@ TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfAS
   ctx << "ping " << pp.ping << ", pong " << pp.pong << " on cpu" << cpu << "; eventfs: " << got_n << " of "
       << all_records << " switches; reference: " << want_n << " of " << reference.switches.size() << " in "
       << reference.subbufs << " sub-buffers";
+  if (got_n != want_n) {  // where eventfs's records went: its stats, the instance's, the daemon's stderr
+    std::ostringstream dump;
+    const std::string inst = instance_dir(m.instance());
+    for (int c = 0; c < cpus; ++c) {
+      const std::string per_cpu = "per_cpu/cpu" + std::to_string(c) + "/stats";
+      dump << "\n--- " << per_cpu << ":\n" << slurp(m / per_cpu) << "--- instance " << per_cpu << ":\n"
+           << slurp(inst + "/" + per_cpu);
+    }
+    dump << "--- instance buffer_size_kb: " << slurp(inst + "/buffer_size_kb")
+         << "--- instance sched_switch/enable: " << slurp(inst + "/events/sched/sched_switch/enable")
+         << "--- daemon stderr:\n" << m.Stderr();
+    ADD_FAILURE() << "eventfs gave " << got_n << " of the " << want_n << " switches; " << ctx.str() << dump.str();
+  }
   EXPECT_GT(want_n, 100u) << ctx.str();
   EXPECT_GT(got_n, 100u) << ctx.str();
   EXPECT_EQ(got_n, want_n) << ctx.str();
