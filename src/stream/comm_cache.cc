@@ -69,8 +69,12 @@ CommCache::LiveName CommCache::proc_comm() {
 CommCache::CommCache(std::function<std::string()> read_table, LiveName live)
     : read_table_(std::move(read_table)), live_name_(std::move(live)) {}
 
-std::size_t CommCache::name_of(std::int32_t pid, char* out) {
+std::size_t CommCache::name_of(std::int32_t pid, char* out, Source* from) {
+  Source ignored;
+  Source& source = from ? *from : ignored;
+  source = Source::kNone;
   if (pid <= 0) return 0;
+  std::uint64_t batch = 0;
   // The name this cache last saw the task alive with, once it is gone, and
   // the batch it saw it in.
   std::array<char, 16> last{};
@@ -97,8 +101,10 @@ std::size_t CommCache::name_of(std::int32_t pid, char* out) {
     const Live& l = it->second;
     if (l.alive) {
       std::memcpy(out, l.name.data(), l.len);
+      source = Source::kLive;
       return l.len;
     }
+    batch = batch_;
     last = l.name;
     last_len = l.len;
     last_seen = l.seen;
@@ -111,11 +117,16 @@ std::size_t CommCache::name_of(std::int32_t pid, char* out) {
     if (it != names_.end() && !(last_len && last_seen > table_batch_)) {
       const std::size_t n = std::min<std::size_t>(it->second.size(), 16);
       std::memcpy(out, it->second.data(), n);
+      source = Source::kTable;
+      // (Without live names, every name is the table's: it is read again
+      // only after a miss.)
+      if (live_name_ && table_batch_ < batch) table_named_.store(true, std::memory_order_relaxed);
       return n;
     }
   }
   if (last_len) {
     std::memcpy(out, last.data(), last_len);
+    source = Source::kLastSeen;
     return last_len;
   }
   missed_.store(true, std::memory_order_relaxed);
@@ -127,14 +138,22 @@ void CommCache::begin() {
   ++batch_;
 }
 
+std::chrono::nanoseconds CommCache::refresh_gap() const {
+  std::lock_guard one(refresh_mu_);
+  return std::clamp<std::chrono::nanoseconds>(last_cost_ * kRefreshCostShare, kMinRefresh, kMaxRefresh);
+}
+
 bool CommCache::refresh() {
-  if (!missed_.load(std::memory_order_relaxed)) return false;
+  if (!missed_.load(std::memory_order_relaxed) && !table_named_.load(std::memory_order_relaxed)) return false;
+  const auto gap = refresh_gap();
   std::lock_guard one(refresh_mu_);
   const auto now = Clock::now();
-  if (now - last_ < kMinRefresh) return false;
-  last_ = now;
+  if (now - last_ < gap) return false;
   missed_.store(false, std::memory_order_relaxed);
+  table_named_.store(false, std::memory_order_relaxed);
   load(read_table_());
+  last_ = Clock::now();
+  last_cost_ = last_ - now;
   return true;
 }
 

@@ -50,8 +50,10 @@ void TextMerge::render_head(int cpu, std::string& out) {
     out += lost_line(static_cast<std::size_t>(cpu), l.count, (l.flags & EVENTFS_LOST_COUNT_UNKNOWN) != 0);
   } else if (auto it = text_.find(h.id); it != text_.end()) {
     char comm[16];
-    const std::size_t n = comms_.name_of(h.pid, comm);
-    if (n == 0 && h.pid > 0) misses_.emplace_back(out.size(), h.pid);
+    CommCache::Source from;
+    const std::size_t n = comms_.name_of(h.pid, comm, &from);
+    if (h.pid > 0 && (from == CommCache::Source::kNone || from == CommCache::Source::kTable))
+      unsure_.push_back({out.size(), h.pid, n ? n : std::string_view("<...>").size()});
     it->second.render(out, {comm, n}, h.pid, static_cast<unsigned>(cpu), h.timestamp, q.front() + sizeof h);
   }
   q.pop();
@@ -65,7 +67,7 @@ void TextMerge::render_gap(int cpu, std::string& out) {
 
 bool TextMerge::take(std::size_t max, std::string& out) {
   comms_.begin();
-  misses_.clear();
+  unsure_.clear();
   const std::size_t start = out.size();
   {
     auto locks = lock_all(cpus_);
@@ -79,22 +81,24 @@ bool TextMerge::take(std::size_t max, std::string& out) {
       if (cpus_[c]->queue.empty()) render_gap(static_cast<int>(c), out);
   }
   // (After the queues' locks: it may read saved_cmdlines.)
-  if (!misses_.empty() && comms_.refresh()) mend(out);
+  if (!unsure_.empty() && comms_.refresh()) mend(out);
   return out.size() > start;
 }
 
 void TextMerge::mend(std::string& out) {
-  static constexpr std::string_view kUnknown = "<...>";
   std::string mended;
   std::size_t copied = 0;
-  for (const auto& [at, pid] : misses_) {
+  for (const Unsure& u : unsure_) {
     char comm[16];
-    const std::size_t n = comms_.name_of(pid, comm);
-    if (n == 0 || out.compare(at, kUnknown.size(), kUnknown) != 0) continue;
-    if (mended.empty()) mended.reserve(out.size() + 16 * misses_.size());
-    mended.append(out, copied, at - copied);
-    for (std::size_t i = 0; i < n; ++i) mended += printable_char(static_cast<unsigned char>(comm[i]));
-    copied = at + kUnknown.size();
+    const std::size_t n = comms_.name_of(u.pid, comm);
+    if (n == 0) continue;  // (still "<...>")
+    char shown[16];
+    for (std::size_t i = 0; i < n; ++i) shown[i] = printable_char(static_cast<unsigned char>(comm[i]));
+    if (out.compare(u.at, u.len, shown, n) == 0) continue;  // the same name
+    if (mended.empty()) mended.reserve(out.size() + 16 * unsure_.size());
+    mended.append(out, copied, u.at - copied);
+    mended.append(shown, n);
+    copied = u.at + u.len;
   }
   if (copied == 0) return;
   mended.append(out, copied, std::string::npos);

@@ -33,13 +33,19 @@ class TextMerge {
   int oldest_head();  // the CPU whose head is oldest, or -1
   void render_head(int cpu, std::string& out);
   void render_gap(int cpu, std::string& out);  // the CPU's gap before its front, if any
-  // Puts the names the table has now in the lines of `misses_`.
+  // Puts the names the table has now in the lines of `unsure_`.
   void mend(std::string& out);
 
   HubCpus& cpus_;
   CommCache comms_;  // the task names
-  // Lines this take rendered with "<...>": (where the line starts, pid).
-  std::vector<std::pair<std::size_t, std::int32_t>> misses_;
+  // Lines this take rendered with "<...>" or a name from the table: where
+  // the line starts, the pid, and the length of the name there.
+  struct Unsure {
+    std::size_t at;
+    std::int32_t pid;
+    std::size_t len;
+  };
+  std::vector<Unsure> unsure_;
   std::unordered_map<std::uint32_t, TextFormat> text_;  // by stable id
 };
 

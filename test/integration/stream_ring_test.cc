@@ -304,7 +304,9 @@ TEST_F(StreamRing, TheQueuesMemoryFollowsWhatWaitsInThem) {
   ASSERT_TRUE(wait_until([&] { return every_ring(m, cpus, true); }, 5s)) << "the rings were not opened";
   std::this_thread::sleep_for(500ms);
   const long long idle = status_bytes(m.pid(), "RssAnon");
-  if (!kSanitized) EXPECT_LE(idle - mounted, cpus * kIdleQueueBytes) << "an idle open stream on " << cpus << " CPUs";
+  if (!kSanitized) {
+    EXPECT_LE(idle - mounted, cpus * kIdleQueueBytes) << "an idle open stream on " << cpus << " CPUs";
+  }
   for (int c = 0; c < cpus; ++c) {
     EXPECT_LE(queue_memory(m, c), kIdleQueueBytes) << "CPU " << c;
     EXPECT_GE(queue_memory(m, c), 0) << "CPU " << c;
@@ -319,8 +321,9 @@ TEST_F(StreamRing, TheQueuesMemoryFollowsWhatWaitsInThem) {
       << slurp(stats_path);
   EXPECT_GE(queue_memory(m, cpu), bytes) << slurp(stats_path);
   const long long grown = status_bytes(m.pid(), "RssAnon");
-  if (!kSanitized)
+  if (!kSanitized) {
     EXPECT_GE(grown - idle, bytes * 9 / 10) << "resident " << idle << " bytes idle, " << grown << " holding " << bytes;
+  }
 
   // The reader takes them; the stream stays open, with nothing waiting.
   // (In reads of 64 KiB: a FUSE worker that answers a read with a copy
@@ -334,11 +337,12 @@ TEST_F(StreamRing, TheQueuesMemoryFollowsWhatWaitsInThem) {
   EXPECT_TRUE(wait_until([&] { return (queue = queue_memory(m, cpu)) >= 0 && queue <= kIdleQueueBytes; }, 10s))
       << queue << " bytes of queues a while after its records were read";
   const long long after = status_bytes(m.pid(), "RssAnon");
-  if (!kSanitized)
+  if (!kSanitized) {
     EXPECT_LE(after - mounted, cpus * kIdleQueueBytes + (1 << 20))
         << "resident " << mounted << " bytes mounted, " << grown << " holding " << bytes << ", " << after
         << " once they were read; stats:\n"
         << slurp(stats_path);
+  }
   ::close(fd);
 }
 

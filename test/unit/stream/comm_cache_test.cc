@@ -26,11 +26,14 @@ TEST(CommCache, NamesComeFromSavedCmdlinesAndAMissBringsARefresh) {
   CommCache c(
       [&] {
         ++reads;
+        // A read that costs 10 ms: the next is kMaxRefresh later at the soonest.
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
         return table;
       },
       nullptr);
   EXPECT_TRUE(c.refresh()) << "nothing known yet: the first refresh reads";
   EXPECT_EQ(reads, 1);
+  EXPECT_EQ(c.refresh_gap(), CommCache::kMaxRefresh) << "20 times a read of 10 ms, at most kMaxRefresh";
   EXPECT_EQ(name(c, 42), "bash");
   EXPECT_EQ(name(c, 1), "systemd");
   EXPECT_EQ(name(c, 7), "a-name-longer-th");  // the kernel's TASK_COMM_LEN
@@ -41,12 +44,12 @@ TEST(CommCache, NamesComeFromSavedCmdlinesAndAMissBringsARefresh) {
   EXPECT_EQ(name(c, 5), "");
   EXPECT_FALSE(c.refresh());
   EXPECT_EQ(reads, 1) << "5 missed, but the last read was too recent";
-  std::this_thread::sleep_for(CommCache::kMinRefresh);
+  std::this_thread::sleep_for(CommCache::kMaxRefresh);
   EXPECT_TRUE(c.refresh());
   EXPECT_EQ(reads, 2) << "5 missed";
   // No miss since: no read, however long after.
   EXPECT_EQ(name(c, 42), "bash");
-  std::this_thread::sleep_for(CommCache::kMinRefresh);
+  std::this_thread::sleep_for(CommCache::kMaxRefresh);
   c.refresh();
   EXPECT_EQ(reads, 2);
   // A new task: unknown until a refresh.
@@ -122,6 +125,38 @@ TEST(CommCache, AGoneTaskTheTableLacksKeepsTheNameItWasLastSeenAliveWith) {
   EXPECT_EQ(name(c, 20), "renamed");
   EXPECT_EQ(name(c, 21), "parent");
   EXPECT_EQ(name(c, 22), "") << "never seen, not in the table";
+}
+
+// A gone task named from a copy of the table read before the batch brings a
+// refresh (the kernel may have saved a newer name: a thread that renamed
+// itself after the copy was read), as soon as the last read's cost allows.
+TEST(CommCache, AGoneTaskNamedFromAnOlderCopyOfTheTableBringsARefresh) {
+  std::string table = "21 parent\n";
+  int reads = 0;
+  CommCache c(
+      [&] {
+        ++reads;
+        return table;
+      },
+      [](std::int32_t, std::string&) { return false; });  // every task gone
+  EXPECT_TRUE(c.refresh());
+  EXPECT_LT(c.refresh_gap(), CommCache::kMaxRefresh) << "a cheap read: refreshes may come sooner";
+  c.begin();
+  CommCache::Source from;
+  char buf[16];
+  EXPECT_EQ(std::string(buf, c.name_of(21, buf, &from)), "parent");
+  EXPECT_EQ(from, CommCache::Source::kTable);
+  table = "21 efs-ping\n";  // the kernel saved the name the thread took
+  std::this_thread::sleep_for(CommCache::kMaxRefresh);
+  EXPECT_TRUE(c.refresh()) << "named from a copy older than the batch";
+  EXPECT_EQ(reads, 2);
+  EXPECT_EQ(name(c, 21), "efs-ping");
+  EXPECT_FALSE(c.refresh()) << "named from a copy read in this batch: no reason to read again";
+  c.begin();
+  EXPECT_EQ(name(c, 21), "efs-ping");
+  std::this_thread::sleep_for(CommCache::kMaxRefresh);
+  EXPECT_TRUE(c.refresh()) << "a new batch named it from the older copy";
+  EXPECT_EQ(reads, 3);
 }
 
 TEST(CommCache, ProcNamesThisProcessWhereItSeesTheKernelsPidsAndNoKernelThread) {

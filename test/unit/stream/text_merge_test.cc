@@ -74,6 +74,8 @@ TEST(TextMerge, ALineOfATaskTheTableNamedSinceItsLastReadIsMendedInTheSameTake) 
   std::string saved;
   TextMerge merge(cpus, fx.resolution, [&] {
     ++reads;
+    // A read that costs 10 ms: the next is CommCache::kMaxRefresh later at the soonest.
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return saved;
   });
   // A take with no miss first (kthreadd is alive, and in the table).
@@ -82,7 +84,7 @@ TEST(TextMerge, ALineOfATaskTheTableNamedSinceItsLastReadIsMendedInTheSameTake) 
   std::string out;
   ASSERT_TRUE(merge.take(1 << 20, out));
   EXPECT_EQ(out.rfind("kthreadd-2 [000] ", 0), 0u) << out;
-  std::this_thread::sleep_for(CommCache::kMinRefresh);
+  std::this_thread::sleep_for(CommCache::kMaxRefresh);
   const int before = reads;
   // The task ran, the kernel saved its name, and it exited before the take.
   saved += "5000000 gone-task\n";
@@ -98,11 +100,26 @@ TEST(TextMerge, ALineOfATaskTheTableNamedSinceItsLastReadIsMendedInTheSameTake) 
   EXPECT_EQ(lines[1].rfind("gone-task-5000000 [000] ", 0), 0u) << out;
   EXPECT_EQ(lines[2].rfind("<idle>-0 [000] ", 0), 0u) << out;
   EXPECT_EQ(lines[3].rfind("<...>-5000001 [000] ", 0), 0u) << "a name neither has: " << out;
-  // Another miss within kMinRefresh: the table is not read again.
+  // Another miss soon after: the table is not read again.
   cpus[0]->queue.push(kGone + 1, record(4000, kGone + 1).data());
   out.clear();
   ASSERT_TRUE(merge.take(1 << 20, out));
   EXPECT_EQ(reads, before + 1);
+
+  // A gone task the older copy of the table names by its parent's name: the
+  // kernel has saved the name it took since; the line is mended.
+  saved = "5000000 gone-task\n5000002 renamed\n";
+  std::this_thread::sleep_for(CommCache::kMaxRefresh);
+  cpus[0]->queue.push(kGone + 1, record(4500, kGone + 1).data());
+  ASSERT_TRUE(merge.take(1 << 20, out));  // (reads the table: 5000001 missed)
+  saved = "5000000 gone-task\n5000002 efs-ping\n";
+  std::this_thread::sleep_for(CommCache::kMaxRefresh);
+  cpus[0]->queue.push(kGone + 2, record(5000, kGone + 2).data());
+  out.clear();
+  const int before_stale = reads;
+  ASSERT_TRUE(merge.take(1 << 20, out));
+  EXPECT_EQ(reads, before_stale + 1) << "named from a copy read before the take";
+  EXPECT_EQ(out.rfind("efs-ping-5000002 [000] ", 0), 0u) << out;
 }
 
 }  // namespace
