@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -102,15 +103,18 @@ TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfAS
         // The pid column is the raw record's common_pid: the task switched out.
         if (s.common_pid != s.prev_pid && odd.size() < 10)
           odd.push_back("pid column " + std::to_string(s.common_pid) + " is not prev_pid: " + line);
-        // The task column names the task switched out by the latest name eventfs
-        // saw for it, as tracefs prints saved_cmdlines: prev_comm, or the name the
-        // thread gave itself after a switch it made still under its parent's name.
-        // The idle task is `<idle>`, as tracefs prints it.
+        // The task column names the task switched out by a name it had, as
+        // tracefs prints saved_cmdlines: prev_comm, the name the thread gave
+        // itself after a switch it made still under its parent's name, or, for
+        // a thread gone before its line was read, its parent's name where the
+        // kernel's table kept that one (it saves names lazily, and not while
+        // the table is being read). The idle task is `<idle>`, as tracefs
+        // prints it.
         if (s.task != "<...>" && !(s.prev_pid == 0 && s.task == "<idle>")) {
           ++tasks_named;
           const std::string renamed = s.prev_pid == pp.ping ? "efs-ping" : s.prev_pid == pp.pong ? "efs-pong" : "";
-          if (s.task != s.prev_comm && s.task != renamed && odd.size() < 10)
-            odd.push_back("task column is not prev_comm: " + line);
+          if (s.task != s.prev_comm && s.task != renamed && s.task != pp.parent_comm && odd.size() < 10)
+            odd.push_back("task column is not a name the task had: " + line);
         }
         ++got[key_of(s)];
         ++got_n;
@@ -143,7 +147,18 @@ TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfAS
     }
   }
   EXPECT_EQ(lost, 0u) << "eventfs reported lost events: the comparison below may be off";
-  if (via == Via::Text) EXPECT_GT(tasks_named, got_n / 2) << "most lines of the two threads name their task";
+  if (via == Via::Text) {
+    // Most lines name their task, where the kernel's saved_cmdlines names
+    // either thread now (where it names neither, tracefs prints "<...>" too).
+    const std::string table = "\n" + slurp("/sys/kernel/tracing/saved_cmdlines");
+    const bool kernel_names = table.find("\n" + std::to_string(pp.ping) + " ") != std::string::npos ||
+                              table.find("\n" + std::to_string(pp.pong) + " ") != std::string::npos;
+    if (kernel_names)
+      EXPECT_GT(tasks_named, got_n / 2) << "most lines of the two threads name their task";
+    else if (tasks_named <= got_n / 2)
+      std::cout << "[   NOTE   ] " << tasks_named << " of " << got_n
+                << " lines named their task; the kernel's saved_cmdlines names neither thread\n";
+  }
   EXPECT_TRUE(odd.empty()) << join(odd);
 
   ReferenceRead reference = read_reference_switches(ref.path(), cpus);

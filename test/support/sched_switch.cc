@@ -22,6 +22,9 @@ namespace eventfs_it::stream {
 PingPongResult ping_pong(int rounds, int cpu, const char* ping_name,
                          const char* pong_name) {
   PingPongResult res;
+  char creator[17] = {};
+  ::prctl(PR_GET_NAME, creator, 0, 0, 0);
+  res.parent_comm = creator;
   int a[2], b[2];
   if (::pipe2(a, O_CLOEXEC) != 0) return res;
   if (::pipe2(b, O_CLOEXEC) != 0) {

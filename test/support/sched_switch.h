@@ -17,6 +17,7 @@ namespace eventfs_it::stream {
 struct PingPongResult {
   pid_t ping = 0, pong = 0;
   int rounds_done = 0;
+  std::string parent_comm;  // the threads' name before they named themselves (their creator's)
 };
 
 // Two threads named `ping_name` and `pong_name` (prctl PR_SET_NAME) hand a
