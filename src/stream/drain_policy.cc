@@ -12,7 +12,7 @@ DrainPolicy::Wait DrainPolicy::wait(Clock::time_point now, bool staged) const {
   Wait w;
   const bool resting = now < rest_until_;
   w.ring = !resting;
-  w.readiness = idle_;
+  w.readiness = idle_ && has_ring_;  // (a CPU with no ring has no record to be told of)
   auto wake_at = last_sweep_ + interval_;
   if (resting) wake_at = std::min(wake_at, rest_until_);
   if (staged) wake_at = std::min(wake_at, now + std::chrono::milliseconds(kStagedRetryMs));
@@ -40,6 +40,7 @@ bool DrainPolicy::woke(Clock::time_point now, const Polled& polled) {
 
 void DrainPolicy::drained(const Drained& d) {
   behind_ = !d.failed && d.got == d.batch;
+  has_ring_ = d.has_ring;
   // (Not after a sweep that found nothing, the ring not ready: an idle
   // stream's reader would wake twice a sweep, at the rest's end too.)
   if (!behind_ && (d.got != 0 || d.failed || ready_)) rest_until_ = now_ + std::chrono::milliseconds(kRestMs);

@@ -40,9 +40,10 @@
 //    nothing here counts as a sweep, and each such turn in a row doubles the
 //    empty sweeps needed before it is waited for again (up to 65, 650 ms),
 //    so that a reader of an idle CPU beside a busy one wakes about as often
-//    as the sweeps do, never spins. A CPU with no ring yet waits too, at most
-//    kIdleWaitMs, with or without that readiness: its ring is looked for
-//    once a second (PendingCpuRing).
+//    as the sweeps do, never spins. A CPU with no ring yet waits
+//    kIdleWaitMs, never for that readiness (it has no record to be told of,
+//    and the readiness stays up while another CPU's records are unread): its
+//    ring is looked for once a second (PendingCpuRing).
 //  * Records staged while a reader held the queue are retried within
 //    kStagedRetryMs.
 //  * Readers are told once the ring is caught up, or every kNotifyRecords
@@ -116,6 +117,7 @@ class DrainPolicy {
   const bool has_readiness_;
   bool behind_ = true;  // the last drain took a full batch (or none yet)
   bool idle_ = false;   // waiting for the readiness (or kIdleWaitMs), not for a sweep
+  bool has_ring_ = true;  // the last drain's CpuRing::has_ring()
   int quiet_ = 0;       // timed sweeps in a row that found nothing
   int useless_ = 0;     // turns in a row the readiness woke that found nothing here
   Clock::time_point rest_until_{}, last_ready_{}, last_sweep_;

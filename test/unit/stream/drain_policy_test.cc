@@ -198,6 +198,23 @@ TEST(DrainPolicy, ACpuWithNoRingYetGoesIdleWithoutAReadiness) {
   EXPECT_EQ(w.timeout_ms, DrainPolicy::kIdleWaitMs);
 }
 
+// With a readiness descriptor too: a CPU with no ring waits a second, not
+// for the readiness (up while another CPU's records are unread, it would
+// wake it at every sweep's pace).
+TEST(DrainPolicy, ACpuWithNoRingYetWaitsASecondNotForTheReadiness) {
+  Drainer d;
+  Drained none = Drainer::empty();
+  none.has_ring = false;
+  d.turn(none, {}, 0ms);
+  int sweeps = 0;
+  while (!d.policy.idle() && sweeps < 10)
+    if (d.turn(none).drained) ++sweeps;
+  EXPECT_EQ(sweeps, 2);
+  Wait w = d.policy.wait(d.now, false);
+  EXPECT_FALSE(w.readiness);
+  EXPECT_EQ(w.timeout_ms, DrainPolicy::kIdleWaitMs);
+}
+
 TEST(DrainPolicy, ARingNotSettledOrRecordsStagedKeepItSweeping) {
   for (int which = 0; which < 2; ++which) {
     Drainer d;
