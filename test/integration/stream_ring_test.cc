@@ -243,14 +243,12 @@ TEST_F(StreamRing, TheQueuesMemoryIsFreedAfterTheLastStreamClosedExceptWhereReco
   ASSERT_GE(fd, 0) << std::strerror(errno);
   ASSERT_TRUE(wait_until(open_cpus, 5s)) << "the rings were not opened";
   EXPECT_GT(queue_memory(m, cpu), 0) << slurp(stats_path);
-  const long long session = queues(), resident = status_bytes(m.pid(), "RssAnon");
   ::close(fd);
+  // (The queues' own count: their first parts, 648 KiB a CPU, are within
+  // what the daemon's other allocations move its resident memory by, such
+  // as a new FUSE worker's stack and heap; TheQueuesMemoryFollowsWhatWaitsInThem
+  // checks the resident memory against megabytes of queued records.)
   EXPECT_TRUE(wait_until([&] { return queues() == 0; }, 10s)) << slurp(stats_path);
-  if (!kSanitized) {
-    long long after = -1;
-    EXPECT_TRUE(wait_until([&] { return (after = status_bytes(m.pid(), "RssAnon")) >= 0 && after <= resident - session * 9 / 10; }, 5s))
-        << "resident " << resident << " bytes during the session (" << session << " of queues), " << after << " after it";
-  }
 
   // Records the last reader left in its CPU's queue outlive the release.
   ASSERT_TRUE(Writes(m / "marker/enable", "1", m / "error_log"));
