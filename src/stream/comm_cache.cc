@@ -138,17 +138,20 @@ void CommCache::begin() {
   ++batch_;
 }
 
+std::chrono::nanoseconds CommCache::gap_locked() const {
+  return std::clamp<std::chrono::nanoseconds>(last_cost_ * kRefreshCostShare, kMinRefresh, kMaxRefresh);
+}
+
 std::chrono::nanoseconds CommCache::refresh_gap() const {
   std::lock_guard one(refresh_mu_);
-  return std::clamp<std::chrono::nanoseconds>(last_cost_ * kRefreshCostShare, kMinRefresh, kMaxRefresh);
+  return gap_locked();
 }
 
 bool CommCache::refresh() {
   if (!missed_.load(std::memory_order_relaxed) && !table_named_.load(std::memory_order_relaxed)) return false;
-  const auto gap = refresh_gap();
   std::lock_guard one(refresh_mu_);
   const auto now = Clock::now();
-  if (now - last_ < gap) return false;
+  if (now - last_ < gap_locked()) return false;
   missed_.store(false, std::memory_order_relaxed);
   table_named_.store(false, std::memory_order_relaxed);
   load(read_table_());

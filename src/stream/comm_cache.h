@@ -86,6 +86,7 @@ class CommCache {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::int32_t, std::string> names_;  // guarded by mu_
   std::uint64_t table_batch_ = 0;                        // the batch names_ was read in; guarded by mu_
+  std::chrono::nanoseconds gap_locked() const;  // refresh_gap(), refresh_mu_ held
   std::atomic<bool> missed_{true};
   std::atomic<bool> table_named_{false};  // a gone task named from a copy older than its batch
   mutable std::mutex refresh_mu_;
