@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -173,6 +174,15 @@ const char* signal_name(int sig) {
   }
 }
 
+// The readers' nice value: -n, or 10 below eventfs-record's own.
+int readers_nice(const Options& o) {
+  if (o.nice) return *o.nice;
+  errno = 0;
+  int own = ::getpriority(PRIO_PROCESS, 0);
+  if (errno != 0) own = 0;
+  return std::max(own - 10, -20);
+}
+
 class Recording {
  public:
   explicit Recording(const Options& o) : opts_(o) {}
@@ -187,8 +197,13 @@ class Recording {
     if (Status s = hold_events(); !s) return s;
     if (Status s = read_start(); !s) return s;
     if (Status s = write_metadata(); !s) return s;
-    threads_ = std::make_unique<ReaderThreads>(recorder_ptrs(), control_);
+    threads_ = std::make_unique<ReaderThreads>(recorder_ptrs(), control_, readers_nice(opts_));
     if (Status s = threads_->start(); !s) return s;
+    // A nice value asked for and refused is said; the default one (lower
+    // than a user without CAP_SYS_NICE may set) is tried quietly.
+    if (int e = threads_->nice_refused(); e != 0 && opts_.nice)
+      std::fprintf(stderr, "eventfs-record: cannot set the readers' nice value to %d: %s\n", *opts_.nice,
+                   std::strerror(e));
     return run_the_command();
   }
 

@@ -27,12 +27,21 @@ Result<double, UsageError> parse_seconds(const std::string& s) {
   return v;
 }
 
+Result<int, UsageError> parse_nice(const std::string& s) {
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno != 0 || v < -20 || v > 19)
+    return UsageError{"-n needs a nice value from -20 to 19, not '" + s + "'"};
+  return static_cast<int>(v);
+}
+
 // The option at argv[i] (and its value, which i is moved past) into `o`;
 // `mount_given` says whether -m was seen, as its value may be empty.
 UsageStatus take_option(int argc, char** argv, int& i, Options& o, bool& mount_given) {
   const std::string a = argv[i];
   if (a.size() < 2 || a[0] != '-') return UsageError{"unexpected argument '" + a + "' (a command goes after --)"};
-  if (std::strchr("meot", a[1]) == nullptr) return UsageError{"unknown option '" + a + "'"};
+  if (std::strchr("meotn", a[1]) == nullptr) return UsageError{"unknown option '" + a + "'"};
   auto value = take_value(argc, argv, i, a.substr(0, 2));
   if (!value) return std::move(value).error();
   switch (a[1]) {
@@ -42,6 +51,12 @@ UsageStatus take_option(int argc, char** argv, int& i, Options& o, bool& mount_g
       break;
     case 'e': o.events.push_back(std::move(value).value()); break;
     case 'o': o.out_dir = std::move(value).value(); break;
+    case 'n': {
+      auto nice = parse_nice(*value);
+      if (!nice) return std::move(nice).error();
+      o.nice = *nice;
+      break;
+    }
     default: {
       auto seconds = parse_seconds(*value);
       if (!seconds) return std::move(seconds).error();
@@ -64,12 +79,14 @@ UsageStatus check(const Options& o, bool mount_given) {
 }  // namespace
 
 const char* usage_text() {
-  return "usage: eventfs-record [-m MOUNT] -e EVENT... [-o DIR] [-t SECONDS | -- COMMAND [ARGS]]\n"
+  return "usage: eventfs-record [-m MOUNT] -e EVENT... [-o DIR] [-n NICE] [-t SECONDS | -- COMMAND [ARGS]]\n"
          "  -m MOUNT    the eventfs mount (default: /sys/kernel/events if eventfs\n"
          "              is mounted there, else the one eventfs mount there is)\n"
          "  -e EVENT    a stable event or a glob ('sched_*'); repeat for more\n"
          "  -o DIR      the CTF trace directory to write (new or empty;\n"
          "              default ./eventfs-record-YYYYMMDD-HHMMSS)\n"
+         "  -n NICE     the nice value of the threads that read the streams\n"
+         "              (default: 10 below eventfs-record's own, where it may)\n"
          "  -t SECONDS  record for this long (default: until Ctrl-C, or until COMMAND ends)\n"
          "  -h, --help  this help;  -V, --version  the version\n"
          "See eventfs-record(1).\n";

@@ -14,6 +14,7 @@ struct Options {
   std::vector<std::string> events;   // stable names or globs (-e)
   std::string out_dir;               // -o; empty: a name made from the time
   std::optional<double> seconds;     // -t
+  std::optional<int> nice;           // -n; unset: 10 below eventfs-record's own
   std::vector<std::string> command;  // after --
   bool help = false;
   bool version = false;

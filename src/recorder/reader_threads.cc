@@ -1,9 +1,13 @@
 #include "recorder/reader_threads.h"
 
 #include <poll.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <latch>
 #include <memory>
 #include <system_error>
 
@@ -24,22 +28,35 @@ constexpr int kReadsPerTurn = 4;
 
 }  // namespace
 
-ReaderThreads::ReaderThreads(std::vector<CpuRecorder*> cpus, RecordControl& control)
-    : cpus_(std::move(cpus)), control_(control) {}
+ReaderThreads::ReaderThreads(std::vector<CpuRecorder*> cpus, RecordControl& control, std::optional<int> nice)
+    : cpus_(std::move(cpus)), control_(control), nice_(nice) {}
 
 Status ReaderThreads::start() {
   const std::size_t n = std::min(kMaxThreads, cpus_.size());
+  // Each thread counts down once it has its nice value (or was refused it),
+  // so that nice_refused() is known when start() returns.
+  std::latch placed(static_cast<std::ptrdiff_t>(n));
   for (std::size_t t = 0; t < n; ++t) {
     std::vector<CpuRecorder*> mine;
     for (std::size_t i = t; i < cpus_.size(); i += n) mine.push_back(cpus_[i]);
     try {
-      threads_.emplace_back([this, mine = std::move(mine)] { run(mine); });
+      threads_.emplace_back([this, &placed, mine = std::move(mine)] {
+        if (nice_ && ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), *nice_) != 0) {
+          int expected = 0;
+          nice_refused_.compare_exchange_strong(expected, errno);
+        }
+        placed.count_down();
+        run(mine);
+      });
     } catch (const std::system_error& e) {
       control_.phase = RecordControl::kStop;
+      placed.count_down(static_cast<std::ptrdiff_t>(n - t));
+      placed.wait();
       join();
       return fail(e.code().value(), e.what());
     }
   }
+  placed.wait();
   return {};
 }
 

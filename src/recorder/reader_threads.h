@@ -2,11 +2,16 @@
 // one read buffer of kReadSize, each serving every kMaxThreads-th CPU with
 // poll(2). The recorder's memory for reading is bounded whatever the CPU
 // count (kMaxThreads * kReadSize); a thread reads its CPUs in turn, a few
-// reads each, so that a busy CPU does not hold up the others.
+// reads each, so that a busy CPU does not hold up the others. The threads
+// run at the nice value they are given: a recording's reader competes with
+// the workload it records for its CPU, and one that falls behind leaves
+// eventfs's queue to overflow (eventfs-record(1), -n).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -23,16 +28,20 @@ class ReaderThreads {
   // then (eventfs gave none of them) is marked (CpuRecorder::left_unread()).
   static constexpr std::chrono::seconds kDrainLimit{5};
 
-  // The recorders outlive this object; `control` says when to stop.
-  ReaderThreads(std::vector<CpuRecorder*> cpus, RecordControl& control);
+  // The recorders outlive this object; `control` says when to stop; `nice`:
+  // the threads' nice value (unset: the caller's).
+  ReaderThreads(std::vector<CpuRecorder*> cpus, RecordControl& control, std::optional<int> nice = std::nullopt);
   // Stops (kStop) and joins threads still running.
   ~ReaderThreads();
   ReaderThreads(const ReaderThreads&) = delete;
   ReaderThreads& operator=(const ReaderThreads&) = delete;
 
-  // Starts the threads; an error when the system has none to give (those
-  // started stop at once).
+  // Starts the threads, each at its nice value before it reads; an error
+  // when the system has none to give (those started stop at once).
   Status start();
+  // The errno of a thread refused its nice value (0: none was), once
+  // start() has returned.
+  int nice_refused() const { return nice_refused_.load(); }
   // Waits for the threads, which end once the control's phase is kStop, or
   // kDrain and their CPUs' streams are drained (reader_threads.cc).
   void join();
@@ -44,6 +53,8 @@ class ReaderThreads {
 
   std::vector<CpuRecorder*> cpus_;
   RecordControl& control_;
+  const std::optional<int> nice_;
+  std::atomic<int> nice_refused_{0};
   std::vector<std::thread> threads_;
 };
 

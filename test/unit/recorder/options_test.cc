@@ -33,12 +33,27 @@ TEST(RecordOptions, EventsMountDirSecondsAndACommand) {
   ASSERT_TRUE(o->seconds.has_value());
   EXPECT_DOUBLE_EQ(*o->seconds, 2.5);
   EXPECT_TRUE(o->command.empty());
+  EXPECT_FALSE(o->nice.has_value());
 
   auto c = parse({"-e", "marker", "--", "sh", "-c", "exit 3", "-t"});
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->command, (std::vector<std::string>{"sh", "-c", "exit 3", "-t"}));
   EXPECT_FALSE(c->seconds.has_value());
   EXPECT_TRUE(c->mount.empty());
+}
+
+TEST(RecordOptions, TheReadersNiceValue) {
+  auto o = parse({"-e", "x", "-n", "-5"});
+  ASSERT_TRUE(o) << o.error().message;
+  EXPECT_EQ(o->nice, -5);
+  auto p = parse({"-e", "x", "-n19"});
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->nice, 19);
+  EXPECT_EQ(usage_error({"-e", "x", "-n", "20"}), "-n needs a nice value from -20 to 19, not '20'");
+  EXPECT_EQ(usage_error({"-e", "x", "-n", "-21"}), "-n needs a nice value from -20 to 19, not '-21'");
+  EXPECT_EQ(usage_error({"-e", "x", "-n", "1.5"}), "-n needs a nice value from -20 to 19, not '1.5'");
+  EXPECT_EQ(usage_error({"-e", "x", "-n", ""}), "-n needs a nice value from -20 to 19, not ''");
+  EXPECT_EQ(usage_error({"-e", "x", "-n"}), "option -n needs a value");
 }
 
 TEST(RecordOptions, HelpAndVersionNeedNothingElse) {

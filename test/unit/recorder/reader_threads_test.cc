@@ -1,12 +1,20 @@
 // The reader threads: a bounded number, whatever the CPU count, and every
-// CPU's stream read by one of them; the packets' memory bounded likewise.
+// CPU's stream read by one of them; the packets' memory bounded likewise;
+// the threads at the nice value they are given.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,65 +39,116 @@ TEST(RecordReaderThreads, PacketsShrinkBeyond256CpusToStayWithin16MiB) {
   }
 }
 
-// 20 CPUs whose streams are FIFOs: 8 threads read all of them.
-TEST(RecordReaderThreads, EightThreadsReadEveryCpuOfTwenty) {
-  constexpr int kCpus = 20, kRecords = 300;
+// CPUs whose streams are FIFOs, each with a recorder writing into out/.
+struct FifoCpus {
   eventfs_it::TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  ASSERT_EQ(::mkdir((dir / "per_cpu").c_str(), 0755), 0);
-  ASSERT_EQ(::mkdir((dir / "out").c_str(), 0755), 0);
   std::vector<int> writers;
-  struct CloseAll {
-    std::vector<int>& fds;
-    ~CloseAll() {
-      for (int fd : fds) ::close(fd);
-    }
-  } close_all{writers};
-  for (int cpu = 0; cpu < kCpus; ++cpu) {
-    const std::string d = dir / ("per_cpu/cpu" + std::to_string(cpu));
-    ASSERT_EQ(::mkdir(d.c_str(), 0755), 0);
-    ASSERT_EQ(::mkfifo((d + "/trace_pipe_raw").c_str(), 0600), 0);
-    // Read-write: the FIFO has a writer, so an empty one reads EAGAIN, not 0.
-    int fd = ::open((d + "/trace_pipe_raw").c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    ASSERT_GE(fd, 0);
-    writers.push_back(fd);
-  }
   MountLayout layout;
-  layout.mount = dir.path();
   Event e;
-  e.name = "ev";
-  e.id = 5;
-  e.size = e.end = 8;
-  layout.events.push_back(e);
   RecordControl control;
   std::vector<std::unique_ptr<CpuRecorder>> recorders;
   std::vector<CpuRecorder*> ptrs;
-  for (int cpu = 0; cpu < kCpus; ++cpu) {
-    recorders.push_back(std::make_unique<CpuRecorder>(layout, cpu, control));
-    ASSERT_TRUE(recorders.back()->open(dir / "out"));
-    ptrs.push_back(recorders.back().get());
+
+  explicit FifoCpus(int cpus) {
+    if (!dir.ok() || ::mkdir((dir / "per_cpu").c_str(), 0755) != 0 || ::mkdir((dir / "out").c_str(), 0755) != 0)
+      return;
+    layout.mount = dir.path();
+    e.name = "ev";
+    e.id = 5;
+    e.size = e.end = 8;
+    layout.events.push_back(e);
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      const std::string d = dir / ("per_cpu/cpu" + std::to_string(cpu));
+      if (::mkdir(d.c_str(), 0755) != 0 || ::mkfifo((d + "/trace_pipe_raw").c_str(), 0600) != 0) return;
+      // Read-write: the FIFO has a writer, so an empty one reads EAGAIN, not 0.
+      int fd = ::open((d + "/trace_pipe_raw").c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) return;
+      writers.push_back(fd);
+      recorders.push_back(std::make_unique<CpuRecorder>(layout, cpu, control));
+      if (!recorders.back()->open(dir / "out")) return;
+      ptrs.push_back(recorders.back().get());
+    }
   }
-  ReaderThreads threads(ptrs, control);
+  ~FifoCpus() {
+    for (int fd : writers) ::close(fd);
+  }
+  bool ok(int cpus) const { return static_cast<int>(ptrs.size()) == cpus; }
+};
+
+// 20 CPUs: 8 threads read all of them.
+TEST(RecordReaderThreads, EightThreadsReadEveryCpuOfTwenty) {
+  constexpr int kCpus = 20, kRecords = 300;
+  FifoCpus f(kCpus);
+  ASSERT_TRUE(f.ok(kCpus));
+  ReaderThreads threads(f.ptrs, f.control);
   ASSERT_TRUE(threads.start());
   EXPECT_EQ(threads.threads(), ReaderThreads::kMaxThreads);
   for (int i = 0; i < kRecords; ++i) {
     for (int cpu = 0; cpu < kCpus; ++cpu) {
       std::vector<unsigned char> rec;
-      add_event_record(rec, e.id, 100 + i, static_cast<std::uint64_t>(cpu));
+      add_event_record(rec, f.e.id, 100 + i, static_cast<std::uint64_t>(cpu));
       // A whole record per write (less than PIPE_BUF: never split); a full
       // FIFO waits for its reader.
       ssize_t n;
-      while ((n = ::write(writers[cpu], rec.data(), rec.size())) < 0 && errno == EAGAIN) ::usleep(1000);
+      while ((n = ::write(f.writers[cpu], rec.data(), rec.size())) < 0 && errno == EAGAIN) ::usleep(1000);
       ASSERT_EQ(n, static_cast<ssize_t>(rec.size()));
     }
   }
-  control.phase = RecordControl::kDrain;
+  f.control.phase = RecordControl::kDrain;
   threads.join();
-  for (auto& r : recorders) {
+  for (auto& r : f.recorders) {
     EXPECT_TRUE(r->finish());
     EXPECT_EQ(r->events(), static_cast<std::uint64_t>(kRecords)) << "cpu " << r->cpu();
     EXPECT_FALSE(r->stopped()) << "cpu " << r->cpu();
   }
+}
+
+// The nice value of each of this process's threads, by thread id.
+std::map<int, int> thread_nice_values() {
+  std::map<int, int> out;
+  DIR* d = ::opendir("/proc/self/task");
+  if (!d) return out;
+  while (dirent* ent = ::readdir(d)) {
+    if (ent->d_name[0] == '.') continue;
+    std::ifstream in(std::string("/proc/self/task/") + ent->d_name + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    // After "(comm) ": state is field 3, nice field 19.
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string f;
+    int nice = 0;
+    for (int i = 3; i <= 19 && fields >> f; ++i)
+      if (i == 19) nice = std::stoi(f);
+    out[std::stoi(ent->d_name)] = nice;
+  }
+  ::closedir(d);
+  return out;
+}
+
+// The threads take the nice value they are given before they read; this
+// one (higher than the test's own) anyone may set.
+TEST(RecordReaderThreads, TheThreadsRunAtTheirNiceValue) {
+  constexpr int kCpus = 3;
+  FifoCpus f(kCpus);
+  ASSERT_TRUE(f.ok(kCpus));
+  errno = 0;
+  const int own = ::getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  const int wanted = std::min(own + 5, 19);
+  ASSERT_NE(wanted, own) << "the test runs at nice 19 already";
+  const auto before = thread_nice_values();
+  ReaderThreads threads(f.ptrs, f.control, wanted);
+  ASSERT_TRUE(threads.start());
+  EXPECT_EQ(threads.nice_refused(), 0);
+  int at_wanted = 0;
+  for (const auto& [tid, nice] : thread_nice_values())
+    if (!before.count(tid) && nice == wanted) ++at_wanted;
+  EXPECT_EQ(at_wanted, kCpus);
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), own) << "the caller's own nice value changed";
+  f.control.phase = RecordControl::kDrain;
+  threads.join();
 }
 
 }  // namespace
