@@ -105,6 +105,7 @@ std::size_t CpuRecorder::take(const unsigned char* p, std::size_t n) {
 }
 
 CpuRecorder::ReadResult CpuRecorder::read_into(unsigned char* buf, std::size_t cap) {
+  last_read_ = 0;
   if (error_) return ReadResult::kDone;
   ssize_t n;
   do n = ::read(fd_, buf, cap);
@@ -119,6 +120,7 @@ CpuRecorder::ReadResult CpuRecorder::read_into(unsigned char* buf, std::size_t c
     stop_on(fail(EPIPE, fmt::format("{} ended: eventfs stopped or its mount was taken away", path_)));
     return ReadResult::kDone;
   }
+  last_read_ = static_cast<std::size_t>(n);
   const std::size_t used = take(buf, static_cast<std::size_t>(n));
   if (!error_ && used != static_cast<std::size_t>(n))
     stop_on(fail(EMSGSIZE, fmt::format("{}: a record larger than the read buffer ({} bytes)", path_, cap)));

@@ -43,6 +43,8 @@ class CpuRecorder {
   // ended, or an error: see finish()). A read returns whole records when
   // `cap` holds the next one (eventfs(5)); a record larger is an error.
   ReadResult read_into(unsigned char* buf, std::size_t cap);
+  // The bytes the last read_into() read (0 unless it gave kData).
+  std::size_t last_read() const { return last_read_; }
 
   // Writes (or skips) the whole records at the start of p[0, n); returns
   // the bytes they take.
@@ -98,6 +100,7 @@ class CpuRecorder {
   std::atomic<std::uint64_t> end_{UINT64_MAX};
   bool past_end_ = false;     // the reading thread's
   bool left_unread_ = false;  // the reading thread's, read once it is done
+  std::size_t last_read_ = 0;  // the reading thread's
   std::unordered_map<std::uint32_t, Kind> kinds_;
   int fd_ = -1;
   std::string path_;

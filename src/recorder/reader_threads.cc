@@ -1,5 +1,7 @@
 #include "recorder/reader_threads.h"
 
+#include "recorder/read_pacing.h"
+
 #include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -78,7 +80,9 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
     CpuRecorder* r;
     Clock::time_point last_data;
     bool done = false;
+    std::size_t since_caught_up = 0;  // bytes read since the streams were all empty
   };
+  ReadPacing pacing;
   std::vector<Cpu> cpus;
   for (CpuRecorder* r : mine) cpus.push_back({r, Clock::now()});
   std::vector<pollfd> pfds;
@@ -98,6 +102,7 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
         auto got = c.r->read_into(base, kReadSize);
         if (got == CpuRecorder::ReadResult::kData) {
           read_any = true;
+          c.since_caught_up += c.r->last_read();
           c.last_data = Clock::now();
           if (draining && c.r->past_end()) c.done = true;
           continue;
@@ -117,10 +122,20 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
     }
     if (std::all_of(cpus.begin(), cpus.end(), [](const Cpu& c) { return c.done; })) break;
     if (read_any) continue;
+    std::size_t most = 0;
+    for (auto& c : cpus) {
+      most = std::max(most, c.since_caught_up);
+      c.since_caught_up = 0;
+    }
+    pacing.caught_up(Clock::now(), most);
     pfds.clear();
     for (const auto& c : cpus)
       if (!c.done) pfds.push_back({c.r->fd(), POLLIN, 0});
-    ::poll(pfds.data(), pfds.size(), draining ? 50 : 100);
+    const int ready = ::poll(pfds.data(), pfds.size(), draining ? 50 : 100);
+    // Records are there: let more gather before the read (read_pacing.h),
+    // except at the end, when what is left is read at once.
+    if (ready > 0 && !draining && control_.phase.load() == RecordControl::kRecord)
+      std::this_thread::sleep_for(pacing.wait());
   }
 }
 

@@ -2,7 +2,9 @@
 // one read buffer of kReadSize, each serving every kMaxThreads-th CPU with
 // poll(2). The recorder's memory for reading is bounded whatever the CPU
 // count (kMaxThreads * kReadSize); a thread reads its CPUs in turn, a few
-// reads each, so that a busy CPU does not hold up the others. The threads
+// reads each, so that a busy CPU does not hold up the others; once they are
+// all read empty it waits for records and lets them gather (ReadPacing,
+// recorder/read_pacing.h) before reading again. The threads
 // run at the nice value they are given: a recording's reader competes with
 // the workload it records for its CPU, and one that falls behind leaves
 // eventfs's queue to overflow (eventfs-record(1), -n).
