@@ -74,7 +74,9 @@ void ReaderThreads::join() {
 }
 
 void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
-  auto buf = std::make_unique<std::uint64_t[]>(kReadSize / 8);  // 8-aligned, as records are
+  // 8-aligned, as records are. Not zeroed: FUSE faults a read's whole
+  // buffer in anyway, once, at the first read.
+  auto buf = std::make_unique_for_overwrite<std::uint64_t[]>(kReadSize / 8);
   auto* base = reinterpret_cast<unsigned char*>(buf.get());
   struct Cpu {
     CpuRecorder* r;
