@@ -297,17 +297,27 @@ class Recording {
 
   // Once the events are on: what is older was in the rings before. Each
   // CPU's own clock (a CPU-local trace clock need not agree between CPUs).
-  // The first CPU's reading, with the real time read on either side of it,
-  // places the clock's zero in real time.
+  // The first CPU's clock, read kOffsetReadings times with the real time
+  // read on either side of each, places the clock's zero in real time: the
+  // reading whose two real times are closest, at their middle (a reading
+  // goes through the daemon, and the first of a file also looks it up and
+  // opens it: the clock can be read anywhere in between).
+  static constexpr int kOffsetReadings = 5;
   Status read_start() {
     for (auto& r : recorders_) {
-      const std::int64_t before = realtime_ns();
-      auto now = read_clock_now(layout_.mount, r->cpu());
-      if (!now) return std::move(now).error();
-      const std::int64_t after = realtime_ns();
-      if (&r == &recorders_.front())
-        clock_offset_ = clock_offset(*now, before + (after - before) / 2, layout_.clock_decl.freq);
-      r->set_start(*now);
+      const bool first = &r == &recorders_.front();
+      std::int64_t narrowest = -1;
+      for (int i = 0; i < (first ? kOffsetReadings : 1); ++i) {
+        const std::int64_t before = realtime_ns();
+        auto now = read_clock_now(layout_.mount, r->cpu());
+        if (!now) return std::move(now).error();
+        const std::int64_t after = realtime_ns();
+        if (first && (narrowest < 0 || after - before < narrowest)) {
+          narrowest = after - before;
+          clock_offset_ = clock_offset(*now, before + (after - before) / 2, layout_.clock_decl.freq);
+        }
+        r->set_start(*now);
+      }
     }
     return {};
   }
