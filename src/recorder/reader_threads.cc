@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <latch>
 #include <memory>
 #include <system_error>
 
@@ -36,8 +35,11 @@ ReaderThreads::ReaderThreads(std::vector<CpuRecorder*> cpus, RecordControl& cont
 Status ReaderThreads::start() {
   const std::size_t n = std::min(kMaxThreads, cpus_.size());
   // Each thread counts down once it has its nice value (or was refused it),
-  // so that nice_refused() is known when start() returns.
-  std::latch placed(static_cast<std::ptrdiff_t>(n));
+  // so that nice_refused() is known when start() returns. The latch lives
+  // as long as the threads: a count_down() may still touch it after the
+  // wait() it ends has returned.
+  placed_ = std::make_unique<std::latch>(static_cast<std::ptrdiff_t>(n));
+  std::latch& placed = *placed_;
   for (std::size_t t = 0; t < n; ++t) {
     std::vector<CpuRecorder*> mine;
     for (std::size_t i = t; i < cpus_.size(); i += n) mine.push_back(cpus_[i]);

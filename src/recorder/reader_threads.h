@@ -13,6 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <latch>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -59,6 +61,7 @@ class ReaderThreads {
   RecordControl& control_;
   const std::optional<int> nice_;
   std::atomic<int> nice_refused_{0};
+  std::unique_ptr<std::latch> placed_;  // start()'s; the threads count it down
   std::vector<std::thread> threads_;
 };
 
