@@ -1,9 +1,9 @@
 // How long a reader thread of eventfs-record lets records gather in
 // eventfs's queues before it reads them. Each read of a stream is a FUSE
 // round trip (two context switches, the request and the reply), whatever it
-// carries: read as soon as poll(2) says a record is there, a stream of a
-// few hundred thousand events a second costs hundreds of round trips a
-// second, each with a few hundred events. trace-cmd record waits likewise,
+// carries: read as soon as poll(2) says a record is there, a busy stream
+// costs a round trip for every few records the daemon hands on at a time
+// (eventfs-record(1), NOTES, has figures). trace-cmd record waits likewise,
 // for the kernel ring to be half full (buffer_percent). A recording needs no
 // record early; what it needs is that eventfs's queue never fills meanwhile:
 // the wait is sized from the rate the stream came at, for about kTarget

@@ -5,24 +5,29 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "recorder/cpu_recorder.h"
+#include "recorder/read_pacing.h"
 #include "recorder/reader_threads.h"
 #include "recorder/stream_writer.h"
 #include "record_bytes.h"
 #include "support/temp_dirs.h"
+#include "support/time_scale.h"
 
 namespace eventfs::recorder {
 namespace {
@@ -101,6 +106,36 @@ TEST(RecordReaderThreads, EightThreadsReadEveryCpuOfTwenty) {
     EXPECT_EQ(r->events(), static_cast<std::uint64_t>(kRecords)) << "cpu " << r->cpu();
     EXPECT_FALSE(r->stopped()) << "cpu " << r->cpu();
   }
+}
+
+// Bytes written to FIFO `fd` and not yet read.
+int unread(int fd) {
+  int n = -1;
+  return ::ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
+}
+
+// Once its streams are read empty, a thread lets a record that comes wait
+// (ReadPacing: kMaxWait while no rate is known) before it reads it, and
+// then reads it.
+TEST(RecordReaderThreads, ARecordThatComesWaitsForMoreBeforeItIsRead) {
+  FifoCpus f(1);
+  ASSERT_TRUE(f.ok(1));
+  ReaderThreads threads(f.ptrs, f.control);
+  ASSERT_TRUE(threads.start());
+  std::this_thread::sleep_for(eventfs_it::scaled(std::chrono::milliseconds(100)));  // read empty, polling
+  std::vector<unsigned char> rec;
+  add_event_record(rec, f.e.id, 100, 0);
+  ASSERT_EQ(::write(f.writers[0], rec.data(), rec.size()), static_cast<ssize_t>(rec.size()));
+  std::this_thread::sleep_for(ReadPacing::kMaxWait / 2);
+  EXPECT_EQ(unread(f.writers[0]), static_cast<int>(rec.size())) << "read before the pacing's wait";
+  const auto limit = std::chrono::steady_clock::now() + eventfs_it::scaled(std::chrono::milliseconds(10000));
+  while (unread(f.writers[0]) != 0 && std::chrono::steady_clock::now() < limit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(unread(f.writers[0]), 0) << "never read";
+  f.control.phase = RecordControl::kDrain;
+  threads.join();
+  ASSERT_TRUE(f.recorders[0]->finish());
+  EXPECT_EQ(f.recorders[0]->events(), 1u);
 }
 
 // The nice value of each of this process's threads, by thread id.
