@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "support/fixture_kernels.h"
+#include "support/time_scale.h"
 #include "fs/stream_file.h"
 #include "stream/stream_hub.h"
 
@@ -171,6 +172,26 @@ int drains_in(const std::atomic<int>& drains, std::chrono::milliseconds span) {
   return drains - before;
 }
 
+// Whether the readers come to wait within `limit`: half a second with at
+// most two drains. (How soon depends on how fast their sweeps run, which a
+// loaded machine slows; a reader that never waits fails.)
+bool readers_wait_within(const std::atomic<int>& drains, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + eventfs_it::scaled(limit);
+  do {
+    if (drains_in(drains, std::chrono::milliseconds(500)) <= 2) return true;
+  } while (std::chrono::steady_clock::now() < end);
+  return false;
+}
+
+// Whether the readers make `n` drains within `limit`.
+bool drains_reach(const std::atomic<int>& drains, int n, std::chrono::milliseconds limit) {
+  const int before = drains;
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (drains - before < n && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return drains - before >= n;
+}
+
 // Once their sweeps find nothing, the ring readers wait for the instance's
 // readiness (here one end of a socket pair), or a second, instead of
 // sweeping every 10 ms. While it stays readable (another CPU's records
@@ -200,7 +221,7 @@ TEST(StreamHub, IdleRingReadersWaitForTheInstancesReadinessInsteadOfSweeping) {
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(opened, 1);
   EXPECT_GT(drains, 0);
-  EXPECT_LE(drains_in(drains, 500ms), 2) << "idle readers went on sweeping";
+  EXPECT_TRUE(readers_wait_within(drains, 5s)) << "idle readers went on sweeping";
   // They still look, once a second (the kernel's wakeup can miss a lone record).
   const int slept = drains_in(drains, 2100ms);
   EXPECT_GE(slept, 2) << "idle readers never looked again";
@@ -215,15 +236,17 @@ TEST(StreamHub, IdleRingReadersWaitForTheInstancesReadinessInsteadOfSweeping) {
   EXPECT_LE(woken, 2 * (100 + 20)) << "the readers spun on a readiness their rings had no part in";
   char byte;
   ASSERT_EQ(recv(pair[0], &byte, 1, MSG_DONTWAIT), 1);  // (read: the readiness is down)
-  std::this_thread::sleep_for(800ms);  // (at most 65 sweeps, then they wait again)
-  EXPECT_LE(drains_in(drains, 500ms), 2) << "the readers did not go back to waiting";
+  // (At most 65 sweeps, 0.8 s on an idle machine, then they wait again.)
+  EXPECT_TRUE(readers_wait_within(drains, 5s)) << "the readers did not go back to waiting";
 
   // A ring that is not settled is swept again.
   settled = false;
   ASSERT_EQ(send(kernel_side, "x", 1, MSG_NOSIGNAL), 1);  // (wakes the readers: they see it)
   std::this_thread::sleep_for(20ms);
   ASSERT_EQ(recv(pair[0], &byte, 1, MSG_DONTWAIT), 1);
-  EXPECT_GE(drains_in(drains, 500ms), 20) << "a ring with records left was not swept";
+  // (Sweeps every 10 ms: 20 drains come within 0.1 s; looks once a second
+  // would take 10 s.)
+  EXPECT_TRUE(drains_reach(drains, 20, 2s)) << "a ring with records left was not swept";
 
   // The session ends: the descriptor goes with the rings.
   f.reset();
