@@ -1,4 +1,4 @@
-// The catalog language (see eventfs(5)):
+// The catalog language (see eventfs-catalog(5)):
 //
 //   # comment, // comment, /* comment */
 //   STABLE_EVENT(<name>, <system>:<event> [| <system>:<event> ...] [, id=<n>],

@@ -51,7 +51,8 @@ raw tracepoints the running kernel has.
 			  variable-length array; enable, filter and trigger there
 			  take the kernel's own names
 
-See eventfs(5) for the files and the format language, eventfs(8) for the daemon.
+See eventfs(5) for the files, eventfs-format(5) for the format language and
+eventfs(8) for the daemon.
 )";
 }
 

@@ -56,7 +56,7 @@ struct MountLayout {
   const NamedType* enum_of(const std::string& event, const std::string& field) const;
 };
 
-// Parses format-language lines into fields laid out by the rules of eventfs(5);
+// Parses format-language lines into fields laid out by the rules of eventfs-format(5);
 // EINVAL with a reason naming `what` and the line on a line it cannot read.
 // `size` gets the record's size (rounded up to its largest align), `end` where
 // its last field ends.

@@ -403,7 +403,8 @@ TEST_F(InstallTest, FilesLandWhereTheSystemLooks) {
   EXPECT_TRUE(contains(slurp(inst_.helper), "'" + inst_.eventfs + "'")) << "the daemon's path is not filled in";
   EXPECT_FALSE(contains(slurp(inst_.helper), "@EVENTFS@"));
   // man finds the pages, and the examples are there.
-  for (const auto& page : {"eventfs.8", "eventfs.5", "mount.eventfs.8", "eventfs-record.1"}) {
+  for (const auto& page : {"eventfs.8", "eventfs.5", "eventfs-format.5", "eventfs-catalog.5", "mount.eventfs.8",
+                            "eventfs-record.1"}) {
     bool logged = false;
     for (const auto& p : inst_.logged) logged = logged || ends_with(p, std::string("/") + page);
     EXPECT_TRUE(logged) << page << " not installed";
