@@ -42,16 +42,14 @@ class CpuDrainer::Sink final : public RingSink {
   const WantedEvents* wanted_;
 };
 
-CpuDrainer::CpuDrainer(int cpu, CpuQueues& queues, const ProjectionTable& table, const WantedEvents* wanted,
-                       std::size_t max_entry, std::function<void()> tell,
-                       std::function<void(const std::string&)> report)
+CpuDrainer::CpuDrainer(int cpu, HubCpu& queues, const ProjectionTable& table, const WantedEvents* wanted,
+                       std::size_t max_entry, HubServices& hub)
     : cpu_(cpu),
       q_(queues),
       table_(table),
       wanted_(wanted),
       max_entry_(max_entry),
-      tell_(std::move(tell)),
-      report_(std::move(report)) {
+      hub_(hub) {
   q_.queue.set_cpu(static_cast<std::uint32_t>(cpu));  // (the drainer alone writes lost-events records)
   q_.staging.set_cpu(static_cast<std::uint32_t>(cpu));
 }
@@ -93,7 +91,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
       if (lock) {
         q_.queue.append(q_.staging);
         lock.unlock();
-        tell_();
+        hub_.tell(cpu_);
       }
     }
     // The drainer never waits for the queue here: what is still staged
@@ -104,7 +102,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
         std::unique_lock lock(q_.mu, std::try_to_lock);
         if (lock) q_.queue.append(q_.staging);
       }
-      tell_();
+      hub_.tell(cpu_);
     }
     trim(now);
   }
@@ -114,7 +112,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     q_.queue.append(q_.staging);
     moved = true;
   }
-  if (policy.untold() || moved) tell_();
+  if (policy.untold() || moved) hub_.tell(cpu_);
 }
 
 void CpuDrainer::trim(Clock::time_point now) {
@@ -173,7 +171,7 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
     q_.staging_memory.store(q_.staging.memory_bytes(), std::memory_order_relaxed);
   }
   if (failure)
-    report_(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_,
+    hub_.report(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_,
                         failure->reason.empty() ? std::strerror(failure->code) : failure->reason));
   return d;
 }

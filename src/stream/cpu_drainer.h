@@ -2,14 +2,14 @@
 // lasts, projects each record into its stable event(s) and queues it for
 // the CPU's readers, when and as DrainPolicy (stream/drain_policy.h) says,
 // and trims the queues every kTrimMs (their memory follows what waits in
-// them: stream/record_queue.h). It runs on its own thread, pinned to the CPU (StreamHub::drain_loop parks
-// it between sessions); telling the readers is left to the CPU's notifier.
+// them: stream/record_queue.h). It runs on its own thread, pinned to the
+// CPU (StreamHub::drain_loop parks it between sessions); telling the
+// readers is left to the CPU's notifier.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <mutex>
 #include <string>
 
@@ -17,27 +17,10 @@
 #include "projection/wanted_events.h"
 #include "ring/ring.h"
 #include "stream/drain_policy.h"
-#include "stream/record_queue.h"
+#include "stream/hub_cpu.h"
+#include "stream/hub_services.h"
 
 namespace eventfs {
-
-// One CPU's queues, shared by its drainer and the hub's readers. `mu`
-// guards `queue` (the drainer holds it for a whole drain batch when it gets
-// it); `ring_mu` the CPU's ring and its counters, held by the drainer while
-// it drains the ring and by the hub's stats (after `mu`, when it holds
-// both).
-struct CpuQueues {
-  CpuQueues(std::size_t queue_bytes, std::size_t staging_bytes, std::size_t smallest_record)
-      : queue(queue_bytes, smallest_record), staging(staging_bytes, smallest_record) {}
-  std::mutex mu;
-  std::mutex ring_mu;
-  RecordQueue queue;
-  RecordQueue staging;  // the drainer's alone: records made while `queue` was busy
-  // staging.memory_bytes(), as the drainer last saw it (for the stats).
-  std::atomic<std::size_t> staging_memory{0};
-  int wake_fd = -1;     // eventfd: wakes the CPU's drainer out of poll()
-  std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
-};
 
 class CpuDrainer {
  public:
@@ -50,11 +33,11 @@ class CpuDrainer {
   static constexpr int kTrimMs = 2000;
 
   // `max_entry`: the most queue bytes one raw record can make (so that
-  // nothing staged is ever dropped). `tell`: has the CPU's notifier tell
-  // its readers (never waits for it); `report`: a ring error, once per
-  // error and session.
-  CpuDrainer(int cpu, CpuQueues& queues, const ProjectionTable& table, const WantedEvents* wanted,
-             std::size_t max_entry, std::function<void()> tell, std::function<void(const std::string&)> report);
+  // nothing staged is ever dropped). The drainer asks `hub` to tell the
+  // CPU's readers (tell()), and reports a ring error there once per error
+  // and session.
+  CpuDrainer(int cpu, HubCpu& queues, const ProjectionTable& table, const WantedEvents* wanted,
+             std::size_t max_entry, HubServices& hub);
 
   // Reads `ring` (the CPU's, for this session; used under ring_mu) until
   // `live` goes false, then moves what is staged into the queue. Returns
@@ -73,12 +56,11 @@ class CpuDrainer {
   void trim(Clock::time_point now);
 
   const int cpu_;
-  CpuQueues& q_;
+  HubCpu& q_;
   const ProjectionTable& table_;
   const WantedEvents* wanted_;
   const std::size_t max_entry_;
-  std::function<void()> tell_;
-  std::function<void(const std::string&)> report_;
+  HubServices& hub_;
   // This session's:
   int ring_fd_ = -1;
   bool pinned_ = false;

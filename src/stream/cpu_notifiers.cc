@@ -8,8 +8,7 @@
 
 namespace eventfs {
 
-CpuNotifiers::CpuNotifiers(int cpus, std::function<void(int)> place, std::function<void(int)> wakeup)
-    : place_(std::move(place)), wakeup_(std::move(wakeup)) {
+CpuNotifiers::CpuNotifiers(int cpus, HubServices& hub) : hub_(hub) {
   for (int i = 0; i < cpus; ++i) slots_.push_back(std::make_unique<Slot>());
 }
 
@@ -33,13 +32,13 @@ void CpuNotifiers::request(int cpu) {
 
 void CpuNotifiers::loop(int cpu) {
   Slot& s = *slots_[static_cast<std::size_t>(cpu)];
-  place_(cpu);
+  hub_.place_thread(cpu);
   // (Named once placed, as top -H and ps -L show it.)
   pthread_setname_np(pthread_self(), fmt::format("eventfs-tell{}", cpu).substr(0, 15).c_str());
   std::unique_lock lock(s.mu);
   for (;;) {
     s.cv.wait(lock, [&s] { return s.pending || s.stopping; });
-    wakeup_(cpu);
+    hub_.notifier_woken(cpu);
     if (s.pending) {  // (before stopping: the drainers' last requests)
       s.pending = false;
       lock.unlock();

@@ -18,13 +18,15 @@
 #include <utility>
 #include <vector>
 
+#include "stream/hub_services.h"
+
 namespace eventfs {
 
 class CpuNotifiers {
  public:
-  // `place` puts a notifier thread on its CPU (at its start); `wakeup` runs
-  // at each of its wakeups, before the listeners.
-  CpuNotifiers(int cpus, std::function<void(int cpu)> place, std::function<void(int cpu)> wakeup);
+  // A notifier thread asks `hub` to place it (at its start), and says when
+  // it wakes (each time, before the listeners).
+  CpuNotifiers(int cpus, HubServices& hub);
   ~CpuNotifiers() { stop(); }
 
   // Before start(): called (from CPU `cpu`'s notifier thread, or the caller
@@ -51,7 +53,7 @@ class CpuNotifiers {
   };
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::pair<int, std::function<void()>>> listeners_;  // CPU (or -1), listener
-  std::function<void(int)> place_, wakeup_;
+  HubServices& hub_;
   std::vector<std::thread> threads_;
 };
 

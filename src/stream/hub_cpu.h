@@ -1,24 +1,39 @@
-// One CPU's side of the stream hub: its queues and their locks, which its
-// drainer shares (CpuQueues), and what the hub keeps for the CPU between
-// sessions of open rings. Every part of the hub reaches the CPUs through
-// this; lock_all() takes every CPU's `mu`, in CPU order (the merged text
-// stream and the session's ring changes hold them all).
+// One CPU's side of the stream hub, the one place its state is kept: its
+// queues and their locks, which its drainer and the hub's readers share,
+// and what the hub keeps for the CPU between sessions of open rings. Every
+// part of the hub reaches the CPUs through this.
+//
+// Locks: `mu` guards `queue` (the drainer holds it for a whole drain batch
+// when it gets it); `ring_mu` the CPU's ring and its counters, held by the
+// drainer while it drains the ring and by the hub's stats (after `mu`, when
+// it holds both). lock_all() takes every CPU's `mu`, in CPU order (the
+// merged text stream and the session's ring changes hold them all).
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "ring/ring.h"
-#include "stream/cpu_drainer.h"
+#include "stream/record_queue.h"
 
 namespace eventfs {
 
-struct HubCpu : CpuQueues {
+struct HubCpu {
+  // `staging_bytes` is cut to `queue_bytes`.
   HubCpu(std::size_t queue_bytes, std::size_t staging_bytes, std::size_t smallest_record)
-      : CpuQueues(queue_bytes, std::min(staging_bytes, queue_bytes), smallest_record) {}
+      : queue(queue_bytes, smallest_record), staging(std::min(staging_bytes, queue_bytes), smallest_record) {}
+  std::mutex mu;
+  std::mutex ring_mu;
+  RecordQueue queue;
+  RecordQueue staging;  // the drainer's alone: records made while `queue` was busy
+  // staging.memory_bytes(), as the drainer last saw it (for the stats).
+  std::atomic<std::size_t> staging_memory{0};
+  int wake_fd = -1;     // eventfd: wakes the CPU's drainer out of poll()
+  std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
   RingStats closed;  // counts of the rings closed so far
   // The kernel's overrun counter up to which losses were reported (0 at
   // first: the instance is new at mount); what the kernel overwrote while

@@ -12,9 +12,8 @@
 
 namespace eventfs {
 
-RingSession::RingSession(HubCpus& cpus, RingFiles files, ReaderMode mode, std::function<void()> tell_all,
-                         std::function<void(const std::string&)> report)
-    : cpus_(cpus), files_(std::move(files)), mode_(mode), tell_all_(std::move(tell_all)), report_(std::move(report)) {}
+RingSession::RingSession(HubCpus& cpus, RingFiles files, ReaderMode mode, HubServices& hub)
+    : cpus_(cpus), files_(std::move(files)), mode_(mode), hub_(hub) {}
 
 void RingSession::start() {
   if (control_.joinable()) return;
@@ -137,8 +136,8 @@ void RingSession::fail_open(const std::string& error) {
     news = ring_error_ != error;
     ring_error_ = error;
   }
-  if (news) report_("cannot read the ring buffer: " + error);
-  if (ring_errno_.exchange(EIO) != EIO) tell_all_();
+  if (news) hub_.report("cannot read the ring buffer: " + error);
+  if (ring_errno_.exchange(EIO) != EIO) hub_.tell_all();
 }
 
 void RingSession::control_loop() {

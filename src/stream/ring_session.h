@@ -22,6 +22,7 @@
 #include "error/result.h"
 #include "ring/ring.h"
 #include "stream/hub_cpu.h"
+#include "stream/hub_services.h"
 
 namespace eventfs {
 
@@ -33,11 +34,9 @@ class RingSession {
   using RingOpener = std::function<Result<std::unique_ptr<CpuRing>>(int cpu)>;
   using ReadinessOpener = std::function<int()>;  // a descriptor, or -1: none
 
-  // `tell_all`: tells every stream's listeners (the rings' error changed);
-  // `report`: a one-line error for stderr and the error log. Both are
-  // called by the control thread, without locks held.
-  RingSession(HubCpus& cpus, RingFiles files, ReaderMode mode, std::function<void()> tell_all,
-              std::function<void(const std::string&)> report);
+  // The control thread tells `hub` when the rings cannot be opened
+  // (report() and tell_all()).
+  RingSession(HubCpus& cpus, RingFiles files, ReaderMode mode, HubServices& hub);
 
   // Before start(); by default open_cpu_ring() and open_any_cpu_readiness().
   void set_ring_opener(RingOpener open) { open_ring_ = std::move(open); }
@@ -74,8 +73,7 @@ class RingSession {
   HubCpus& cpus_;
   const RingFiles files_;
   const ReaderMode mode_;
-  std::function<void()> tell_all_;
-  std::function<void(const std::string&)> report_;
+  HubServices& hub_;
   RingOpener open_ring_;
   ReadinessOpener open_readiness_;
 

@@ -1,22 +1,17 @@
 #include "stream/stream_hub.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "stream/cpu_stats.h"
 #include "stream/hub_channels.h"
-#include "stream/thread_placement.h"
 
 namespace eventfs {
 namespace {
@@ -41,11 +36,9 @@ StreamHub::StreamHub(RingFiles files, int cpus, const Resolution& resolution, Re
       wanted_(wanted),
       table_(resolution.available),
       max_entry_(max_entry_of(table_)),
-      notifiers_(
-          cpus, [this](int cpu) { place_drainer(cpu); }, [this](int cpu) { repin_notifier(cpu); }),
-      session_(
-          cpu_, files_, mode, [this] { notifiers_.notify(-1); }, [this](const std::string& line) { report(line); }),
-      merge_(cpu_, resolution, [this] { return files_.saved_cmdlines(); }) {
+      notifiers_(cpus, *this),
+      session_(cpu_, files_, mode, *this),
+      merge_(cpu_, resolution, *this) {
   std::size_t smallest = lost_record_size();
   for (const Projection& p : table_.projections()) smallest = std::min<std::size_t>(smallest, record_size(p));
   for (int i = 0; i < cpus; ++i) {
@@ -98,40 +91,21 @@ void StreamHub::stop() {
   session_.close_rings();
 }
 
-void StreamHub::place_drainer(int cpu) {
+void StreamHub::place_thread(int cpu) {
   pin_to_cpu(cpu);
-  if (drainer_fifo_) {
-    sched_param sp{};
-    sp.sched_priority = *drainer_fifo_;
-    int e = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-    if (e == 0) return;
-    std::call_once(fifo_warning_, [&] {
-      std::fprintf(stderr, "eventfs: cannot make the ring readers SCHED_FIFO at priority %d: %s\n", *drainer_fifo_,
-                   std::strerror(e));
-    });
-    // (then at their nice value)
-  }
-  if (drainer_nice_ && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), *drainer_nice_) != 0) {
-    int e = errno;
-    std::call_once(nice_warning_, [&] {
-      std::fprintf(stderr, "eventfs: cannot set the nice value of the ring readers to %d: %s\n", *drainer_nice_,
-                   std::strerror(e));
-    });
-  }
+  priority_.apply();
 }
 
-void StreamHub::repin_notifier(int cpu) {  // (its CPU came online; until it is there)
+void StreamHub::notifier_woken(int cpu) {  // (its CPU came online; until it is there)
   HubCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
   if (c.repin && pin_to_cpu(cpu)) c.repin = false;
 }
 
 void StreamHub::drain_loop(int cpu) {
   HubCpu& c = *cpu_[static_cast<std::size_t>(cpu)];
-  place_drainer(cpu);
+  place_thread(cpu);
   pthread_setname_np(pthread_self(), fmt::format("eventfs-cpu{}", cpu).substr(0, 15).c_str());
-  CpuDrainer drainer(
-      cpu, c, table_, wanted_, max_entry_, [this, cpu] { notifiers_.request(cpu); },
-      [this](const std::string& line) { report(line); });
+  CpuDrainer drainer(cpu, c, table_, wanted_, max_entry_, *this);
   // (The readiness descriptor is set with the rings, before they went live.)
   while (CpuRing* ring = session_.wait_for_rings(cpu)) drainer.session(*ring, session_.readiness_fd(), session_.live());
 }

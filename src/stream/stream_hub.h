@@ -12,14 +12,14 @@
 // and its control thread (RingSession), a drainer's loop (CpuDrainer) and
 // its timing (DrainPolicy), the notifier threads (CpuNotifiers), the merged
 // text stream (TextMerge), the channels the stream files read
-// (hub_channels.h) and per_cpu/cpuN/stats (cpu_stats.h).
+// (hub_channels.h) and per_cpu/cpuN/stats (cpu_stats.h). They share each
+// CPU's state (hub_cpu.h) and ask the hub for what they need through one
+// interface (hub_services.h).
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,28 +34,18 @@
 #include "stream/cpu_notifiers.h"
 #include "stream/drain_policy.h"
 #include "stream/hub_cpu.h"
+#include "stream/hub_services.h"
 #include "stream/ring_session.h"
 #include "stream/text_merge.h"
+#include "stream/thread_placement.h"
 
 namespace eventfs {
 
-class StreamHub {
+class StreamHub : private HubServices {
  public:
   static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU, by default (-o queue_kb)
   static constexpr int kSubbufKb = 64;                  // eventfs's instance's sub-buffer size
-  static constexpr std::size_t kDrainBatch = CpuDrainer::kDrainBatch;         // records taken from one ring in a turn
-  static constexpr std::size_t kNotifyRecords = DrainPolicy::kNotifyRecords;  // in a storm, tell readers this often
   static constexpr std::size_t kStagingBytes = 1u << 20;     // per CPU (at most the queue's), used while a reader holds the queue
-  // How often the rings are looked at (stream/drain_policy.h).
-  static constexpr int kPollMs = DrainPolicy::kPollMs;
-  static constexpr int kIdlePollMs = DrainPolicy::kIdlePollMs;
-  static constexpr int kIdleWaitMs = DrainPolicy::kIdleWaitMs;
-  static constexpr int kRestMs = DrainPolicy::kRestMs;
-  static constexpr int kPinRetryMs = CpuDrainer::kPinRetryMs;  // a ring reader tries to move to its CPU this long
-  // The queues' memory (the queue and staging bytes of each CPU, and their
-  // records' pids and sizes) is freed this long after the last stream
-  // closed, unless records wait in a queue for the next reader.
-  static constexpr int kReleaseAfterMs = RingSession::kReleaseAfterMs;
 
   // `files`: those of the tracefs instance whose rings are read; `cpus`: how
   // many; `resolution` must outlive the hub. `queue_bytes`: each CPU's queue.
@@ -86,8 +76,8 @@ class StreamHub {
   // How the hub opens, with the rings, the descriptor that polls readable
   // once any CPU's ring holds a record (the hub closes it with the rings):
   // by default open_any_cpu_readiness() of the instance. -1: there is none,
-  // and idle rings are looked at every kIdlePollMs (but a CPU's with no
-  // ring yet every kIdleWaitMs).
+  // and idle rings are looked at every DrainPolicy::kIdlePollMs (but a
+  // CPU's with no ring yet every DrainPolicy::kIdleWaitMs).
   using ReadinessOpener = RingSession::ReadinessOpener;
   void set_readiness_opener(ReadinessOpener open) { session_.set_readiness_opener(std::move(open)); }
   // per_cpu/cpuN/stats
@@ -99,21 +89,25 @@ class StreamHub {
   // that keeps every CPU busy, a drainer at the daemon's own priority waits
   // for the other tasks' slices, long enough at times for the ring to
   // overrun.
-  void set_drainer_nice(int nice) { drainer_nice_ = nice; }
+  void set_drainer_nice(int nice) { priority_.set_nice(nice); }
   // Or SCHED_FIFO at `priority` (1-99) for them (before start()): a woken
   // ring thread then runs at once. At a nice value, the scheduler (EEVDF)
   // lets the running writer finish its slice first, which in a storm can be
   // a good part of the time the ring takes to fill from its wake-up mark.
-  void set_drainer_fifo(int priority) { drainer_fifo_ = priority; }
+  void set_drainer_fifo(int priority) { priority_.set_fifo(priority); }
   void start();
   // Stops the threads and closes the rings (before the instance goes).
   void stop();
 
  private:
-  void drain_loop(int cpu);     // reads one CPU's ring while they are open
-  void place_drainer(int cpu);  // the calling drainer's (or notifier's) CPU and nice value
-  void repin_notifier(int cpu);  // a notifier's wakeup: to its CPU, if its drainer asks
-  void report(const std::string& line);  // stderr and on_ring_error()
+  void drain_loop(int cpu);  // reads one CPU's ring while they are open
+  // HubServices, for the hub's parts:
+  void place_thread(int cpu) override;
+  void notifier_woken(int cpu) override;
+  void tell(int cpu) override { notifiers_.request(cpu); }
+  void tell_all() override { notifiers_.notify(-1); }
+  void report(const std::string& line) override;  // stderr and on_ring_error()
+  std::string saved_cmdlines() override { return files_.saved_cmdlines(); }
 
   const RingFiles files_;
   const WantedEvents* wanted_;
@@ -129,9 +123,7 @@ class StreamHub {
   TextMerge merge_;
   bool started_ = false;
   std::vector<std::thread> drainers_;  // one per CPU
-  std::optional<int> drainer_nice_;  // unset: the daemon's
-  std::optional<int> drainer_fifo_;  // set: SCHED_FIFO at that priority instead
-  std::once_flag nice_warning_, fifo_warning_;
+  ThreadPriority priority_;  // the drainers' and notifiers'
 };
 
 }  // namespace eventfs

@@ -15,8 +15,8 @@ std::string lost_line(std::size_t cpu, std::uint64_t count, bool unknown) {
 }
 }  // namespace
 
-TextMerge::TextMerge(HubCpus& cpus, const Resolution& resolution, std::function<std::string()> saved_cmdlines)
-    : cpus_(cpus), comms_(std::move(saved_cmdlines)) {
+TextMerge::TextMerge(HubCpus& cpus, const Resolution& resolution, HubServices& hub)
+    : cpus_(cpus), comms_([&hub] { return hub.saved_cmdlines(); }) {
   for (const auto& b : resolution.available) text_.emplace(b.event->id, TextFormat::compile(b));
 }
 

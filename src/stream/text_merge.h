@@ -16,13 +16,14 @@
 #include "projection/text_render.h"
 #include "stream/comm_cache.h"
 #include "stream/hub_cpu.h"
+#include "stream/hub_services.h"
 
 namespace eventfs {
 
 class TextMerge {
  public:
-  // `saved_cmdlines`: the kernel's "<pid> <comm>" lines.
-  TextMerge(HubCpus& cpus, const Resolution& resolution, std::function<std::string()> saved_cmdlines);
+  // Task names come from `hub`'s saved_cmdlines().
+  TextMerge(HubCpus& cpus, const Resolution& resolution, HubServices& hub);
 
   // Appends at most about `max` bytes of text to `out` (a whole line at
   // least); false if there was nothing. Holds every CPU's mu meanwhile

@@ -1,6 +1,12 @@
 #include "stream/thread_placement.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 namespace eventfs {
 namespace {
@@ -23,6 +29,26 @@ bool move_to(int cpu) {
 bool pin_to_cpu(int cpu) {
   cpu_set_t allowed;
   return allowed_on(cpu, allowed) && move_to(cpu);
+}
+
+void ThreadPriority::apply() {
+  if (fifo_) {
+    sched_param sp{};
+    sp.sched_priority = *fifo_;
+    int e = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+    if (e == 0) return;
+    std::call_once(fifo_warning_, [&] {
+      std::fprintf(stderr, "eventfs: cannot make the ring readers SCHED_FIFO at priority %d: %s\n", *fifo_,
+                   std::strerror(e));
+    });
+  }
+  if (nice_ && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), *nice_) != 0) {
+    int e = errno;
+    std::call_once(nice_warning_, [&] {
+      std::fprintf(stderr, "eventfs: cannot set the nice value of the ring readers to %d: %s\n", *nice_,
+                   std::strerror(e));
+    });
+  }
 }
 
 CpuVisit::CpuVisit(int cpu) { moved_ = allowed_on(cpu, was_) && move_to(cpu); }

@@ -1,10 +1,13 @@
-// Where the stream threads run: each CPU's drainer and notifier on that
-// CPU (pin_to_cpu), and a read of a CPU's kernel clock made on the CPU it
-// belongs to (on_cpu). Their priority (nice, SCHED_FIFO) is the hub's
-// (StreamHub::place_drainer), which reports a refusal once.
+// Where the stream threads run and at what priority: each CPU's drainer
+// and notifier on that CPU (pin_to_cpu) at the ring readers' priority
+// (ThreadPriority: nice, SCHED_FIFO), and a read of a CPU's kernel clock
+// made on the CPU it belongs to (on_cpu).
 #pragma once
 
 #include <sched.h>
+
+#include <mutex>
+#include <optional>
 
 namespace eventfs {
 
@@ -19,6 +22,22 @@ namespace eventfs {
 // adds it back a moment later (cpusets), so callers try again at later
 // turns rather than once.
 bool pin_to_cpu(int cpu);
+
+// The priority the ring readers run at: SCHED_FIFO at a priority, else a
+// nice value, else the daemon's own. Set before the threads start; each
+// thread applies it to itself. A refusal is said once on stderr (the
+// thread then runs at the nice value, or as it was).
+class ThreadPriority {
+ public:
+  void set_nice(int nice) { nice_ = nice; }
+  void set_fifo(int priority) { fifo_ = priority; }
+  void apply();
+
+ private:
+  std::optional<int> nice_;  // unset: the daemon's
+  std::optional<int> fifo_;  // set: SCHED_FIFO at that priority instead
+  std::once_flag nice_warning_, fifo_warning_;
+};
 
 // The calling thread on CPU `cpu` for the life of this object (where it may
 // run there), then back on the CPUs it had.

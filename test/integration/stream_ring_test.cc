@@ -261,7 +261,7 @@ TEST_F(StreamRing, TheQueuesMemoryIsFreedAfterTheLastStreamClosedExceptWhereReco
   EXPECT_TRUE(wait_until([&] { return stat_value(slurp(stats_path), "read events") >= kMarkers; }, 5s))
       << slurp(stats_path);
   ::close(fd);
-  std::this_thread::sleep_for(4s);  // the release comes 3 s after the close (StreamHub::kReleaseAfterMs)
+  std::this_thread::sleep_for(4s);  // the release comes 3 s after the close (RingSession::kReleaseAfterMs)
   EXPECT_GT(queue_memory(m, cpu), 0) << slurp(stats_path);
   Collector col({raw}, true);
   ASSERT_TRUE(col.Start());

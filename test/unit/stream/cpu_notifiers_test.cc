@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stream/cpu_notifiers.h"
+#include "support/fake_hub_services.h"
 
 namespace eventfs {
 namespace {
@@ -19,16 +20,16 @@ using namespace std::chrono_literals;
 TEST(CpuNotifiers, ARequestTellsItsCpusListenersAndTheAllCpuOnesOnItsThread) {
   std::vector<int> placed, woken;
   std::mutex mu;
-  CpuNotifiers n(
-      2,
-      [&](int cpu) {
-        std::lock_guard lock(mu);
-        placed.push_back(cpu);
-      },
-      [&](int cpu) {
-        std::lock_guard lock(mu);
-        woken.push_back(cpu);
-      });
+  testing::FakeHubServices hub;
+  hub.on_place = [&](int cpu) {
+    std::lock_guard lock(mu);
+    placed.push_back(cpu);
+  };
+  hub.on_woken = [&](int cpu) {
+    std::lock_guard lock(mu);
+    woken.push_back(cpu);
+  };
+  CpuNotifiers n(2, hub);
   std::atomic<int> cpu0{0}, cpu1{0}, all{0};
   std::atomic<bool> on_caller{false};
   const auto caller = std::this_thread::get_id();

@@ -14,6 +14,7 @@
 #include "projection/projection.h"
 #include "stream/hub_cpu.h"
 #include "stream/text_merge.h"
+#include "support/fake_hub_services.h"
 #include "support/fixture_kernels.h"
 
 namespace eventfs {
@@ -43,7 +44,8 @@ TEST(TextMerge, ACpusGapIsMarkedAfterTheOtherCpusOlderRecords) {
   cpus.push_back(std::make_unique<HubCpu>(2 * size, 1 << 16, size));  // room for two records
   for (std::uint64_t us : {1000, 3000}) cpus[0]->queue.push(1, record(us * 1000).data());
   for (std::uint64_t us : {500, 1500, 2000}) cpus[1]->queue.push(1, record(us * 1000).data());  // 500 dropped
-  TextMerge merge(cpus, fx.resolution, [] { return std::string(); });
+  testing::FakeHubServices hub;
+  TextMerge merge(cpus, fx.resolution, hub);
   std::string out;
   ASSERT_TRUE(merge.take(1 << 20, out));
   const std::vector<std::string> lines = lines_of(out);
@@ -72,12 +74,14 @@ TEST(TextMerge, ALineOfATaskTheTableNamedSinceItsLastReadIsMendedInTheSameTake) 
   cpus.push_back(std::make_unique<HubCpu>(1 << 20, 1 << 16, size));
   int reads = 0;
   std::string saved;
-  TextMerge merge(cpus, fx.resolution, [&] {
+  testing::FakeHubServices hub;
+  hub.cmdlines = [&] {
     ++reads;
     // A read that costs 10 ms: the next is CommCache::kMaxRefresh later at the soonest.
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return saved;
-  });
+  };
+  TextMerge merge(cpus, fx.resolution, hub);
   // A take with no miss first (kthreadd is alive, and in the table).
   saved = "2 kthreadd\n";
   cpus[0]->queue.push(2, record(500, 2).data());
