@@ -200,10 +200,6 @@ class RecordTest : public StreamTest {
   }
 };
 
-using SwitchKey = std::tuple<int, pid_t, std::string, char, pid_t, std::string>;  // cpu first
-
-SwitchKey key_of(const Switch& s) { return {s.cpu, s.prev_pid, s.prev_comm, s.prev_state, s.next_pid, s.next_comm}; }
-
 // A babeltrace2 sched_switch as a Switch; prev_state is a letter (its enum
 // label) or the letter's code (an 8-bit integer).
 bool switch_of(const CtfEvent& e, Switch& s) {
@@ -256,7 +252,7 @@ TEST_F(RecordTest, SchedSwitchOfTwoKnownThreadsMatchesTracePipeAndALibtraceevent
   auto ours = [&](const Switch& s) {
     return s.prev_pid == pp.ping || s.prev_pid == pp.pong || s.next_pid == pp.ping || s.next_pid == pp.pong;
   };
-  std::map<SwitchKey, int> recorded, piped, want;
+  SwitchCounts recorded, piped, want;
   std::vector<std::string> odd;
   Babeltrace bt = babeltrace(out);
   ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);
@@ -288,7 +284,7 @@ TEST_F(RecordTest, SchedSwitchOfTwoKnownThreadsMatchesTracePipeAndALibtraceevent
   for (const auto& s : reference.switches)
     if (ours(s)) ++want[key_of(s)];
   EXPECT_TRUE(odd.empty()) << join(odd);
-  auto total = [](const std::map<SwitchKey, int>& m) {
+  auto total = [](const SwitchCounts& m) {
     int n = 0;
     for (const auto& [k, v] : m) n += v;
     return n;
@@ -297,8 +293,16 @@ TEST_F(RecordTest, SchedSwitchOfTwoKnownThreadsMatchesTracePipeAndALibtraceevent
   EXPECT_EQ(total(recorded), total(want)) << "trace_pipe: " << total(piped) << "; recorder: " << rec.Stderr()
                                           << "; its stats: " << slurp(a / "per_cpu/cpu0/stats")
                                           << slurp(a / "per_cpu/cpu1/stats");
-  EXPECT_TRUE(recorded == want) << "the recording differs from the libtraceevent reader";
-  EXPECT_TRUE(recorded == piped) << "the recording differs from the second mount's trace_pipe";
+  // Three instances (the recorded mount's, the second mount's, the reference).
+  int races_want = 0, races_piped = 0;
+  EXPECT_EQ(compare_instances(recorded, want, &races_want), "")
+      << "the recording differs from the libtraceevent reader of the reference instance";
+  EXPECT_EQ(compare_instances(recorded, piped, &races_piped), "")
+      << "the recording differs from the second mount's trace_pipe";
+  if (races_want + races_piped > 0)
+    std::cout << "[   NOTE   ] " << races_want << " and " << races_piped
+              << " switches with R in one instance and S or D in the other "
+              << "(this kernel reads the state in each instance's probe)\n";
   std::size_t named = 0;
   for (const auto& [k, n] : recorded)
     if (std::get<2>(k) == "efs-ping" && std::get<5>(k) == "efs-pong") named += static_cast<std::size_t>(n);

@@ -27,6 +27,8 @@ bool kernel_maps_rings() { return kernel_at_least(6, 10); }
 
 bool kernel_has_subbuf_size() { return kernel_at_least(6, 8); }
 
+bool kernel_reads_switch_state_per_probe() { return !kernel_at_least(5, 18); }
+
 std::string reader_in_use(const std::string& asked) {
   if (asked == "auto") return "read";
   return asked;

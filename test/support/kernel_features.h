@@ -21,6 +21,12 @@ bool kernel_maps_rings();
 // Linux 6.8 and later have buffer_subbuf_size_kb.
 bool kernel_has_subbuf_size();
 
+// Before Linux 5.18 each instance's sched_switch probe reads the task's state
+// itself, so two instances can record different prev_state for one switch: a
+// wakeup on another CPU may set TASK_WAKING (printed R) between the probes.
+// From 5.18 the state is read once and passed to every probe.
+bool kernel_reads_switch_state_per_probe();
+
 // The reader a mount made with -o reader=`asked` uses on this kernel (the
 // per_cpu/cpuN/stats "reader:" line): auto reads with read(2) on every
 // kernel (eventfs(8), -o reader=).

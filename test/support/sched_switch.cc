@@ -10,12 +10,16 @@
 #include <cerrno>
 #include <cstring>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include <traceevent/event-parse.h>
 extern "C" {  // kbuffer.h has no extern "C" of its own
 #include <traceevent/kbuffer.h>
 }
+
+#include "support/kernel_features.h"
 
 namespace eventfs_it::stream {
 
@@ -63,6 +67,67 @@ PingPongResult ping_pong(int rounds, int cpu, const char* ping_name,
   res.pong = pong_tid;
   res.rounds_done = done;
   return res;
+}
+
+SwitchKey key_of(const Switch& s) { return {s.cpu, s.prev_pid, s.prev_comm, s.prev_state, s.next_pid, s.next_comm}; }
+
+namespace {
+
+std::string describe_key(const SwitchKey& k) {
+  std::ostringstream o;
+  o << "cpu" << std::get<0>(k) << " " << std::get<2>(k) << ":" << std::get<1>(k) << " [" << std::get<3>(k) << "] -> "
+    << std::get<5>(k) << ":" << std::get<4>(k);
+  return o.str();
+}
+
+int count_of(const SwitchCounts& m, const SwitchKey& k) {
+  auto it = m.find(k);
+  return it == m.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+std::string compare_instances(const SwitchCounts& got, const SwitchCounts& want, int* state_races) {
+  if (state_races) *state_races = 0;
+  if (got == want) return "";
+  std::set<SwitchKey> keys;
+  for (const auto& [k, n] : got) keys.insert(k);
+  for (const auto& [k, n] : want) keys.insert(k);
+  std::ostringstream diff;
+  int shown = 0;
+  // The same switch with its state left out -> how many more of each state
+  // eventfs has than the reference (negative: fewer).
+  std::map<SwitchKey, std::map<char, int>> by_switch;
+  for (const auto& k : keys) {
+    const int a = count_of(got, k), b = count_of(want, k);
+    if (a == b) continue;
+    if (shown++ < 20) diff << "\n  " << describe_key(k) << ": eventfs " << a << ", reference " << b;
+    SwitchKey stateless = k;
+    std::get<3>(stateless) = 0;
+    by_switch[stateless][std::get<3>(k)] += a - b;
+  }
+  if (shown > 20) diff << "\n  ... " << shown - 20 << " more";
+  bool raced_only = kernel_reads_switch_state_per_probe();
+  int races = 0;
+  for (const auto& [sw, states] : by_switch) {
+    int sum = 0, running_extra = 0, running_fewer = 0, sleeping_extra = 0, sleeping_fewer = 0;
+    for (const auto& [state, d] : states) {
+      sum += d;
+      int& extra = state == 'R' ? running_extra : sleeping_extra;
+      int& fewer = state == 'R' ? running_fewer : sleeping_fewer;
+      if (state != 'R' && state != 'S' && state != 'D') raced_only = false;
+      (d > 0 ? extra : fewer) += d > 0 ? d : -d;
+    }
+    // Every state eventfs has in excess pairs with one the reference has,
+    // and one of each pair is R.
+    if (sum != 0 || sleeping_extra > running_fewer || sleeping_fewer > running_extra) raced_only = false;
+    races += running_extra + sleeping_extra;
+  }
+  if (raced_only) {
+    if (state_races) *state_races = races;
+    return "";
+  }
+  return diff.str();
 }
 
 bool parse_switch_line(const std::string& line, Switch& out) {

@@ -4,7 +4,9 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -39,6 +41,18 @@ struct Switch {
   std::string task;       // the text stream's task column ("<...>" when unknown)
   int cpu = -1;           // the stream (or per-CPU file) it came from
 };
+
+// A Switch as a comparable tuple, the CPU first.
+using SwitchKey = std::tuple<int, pid_t, std::string, char, pid_t, std::string>;
+SwitchKey key_of(const Switch& s);
+using SwitchCounts = std::map<SwitchKey, int>;
+
+// The switches `got` (eventfs's instance) against `want` (a second instance,
+// read with libtraceevent): "" when they are the same, else the differences,
+// readable. Where the kernel reads a switch's state once per probe
+// (kernel_reads_switch_state_per_probe()), a switch may differ in prev_state
+// only, one side R and the other S or D; `state_races` counts those.
+std::string compare_instances(const SwitchCounts& got, const SwitchCounts& want, int* state_races = nullptr);
 
 // "<pid> [<cpu>] <secs>.<usecs>: sched_switch: prev_comm=... next_pid=N" -> Switch.
 bool parse_switch_line(const std::string& line, Switch& out);
