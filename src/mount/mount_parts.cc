@@ -1,8 +1,5 @@
 #include "mount/mount_parts.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <string>
 #include <utility>
 
 #include "mount/mount_tree.h"
@@ -38,15 +35,9 @@ Status MountParts::open_instance() {
   // Larger sub-buffers than the kernel's one page (Linux >= 6.8; older
   // kernels have no such file): the ring thread takes whole sub-buffers,
   // so the larger they are, the fewer read(2)s or GET_READERs per event.
-  // Where the kernel has the file but refuses the size (EPERM seen on a
-  // 6.18 kernel), the rings keep the kernel's sub-buffers, and that is said.
-  if (Status sized = instance_->set_subbuf_kb(StreamHub::kSubbufKb); !sized && sized.code() != ENOENT) {
-    auto kept = instance_->read("buffer_subbuf_size_kb");
-    std::string kb = kept ? *kept : "?";
-    while (!kb.empty() && kb.back() == '\n') kb.pop_back();
-    std::fprintf(stderr, "eventfs: cannot set the ring buffers' sub-buffers to %d KiB (%s); they stay at %s KiB\n",
-                 StreamHub::kSubbufKb, sized.reason().c_str(), kb.c_str());
-  }
+  // Where the kernel refuses the size (this 6.18 kernel answers EPERM), the
+  // rings keep the kernel's sub-buffers, as on kernels before 6.8.
+  (void)instance_->set_subbuf_kb(StreamHub::kSubbufKb);
   // A new instance takes the top level's options: with "block" set there,
   // the kernel polls every trace_pipe_raw (and trace_pipe) of the instance
   // readable at all times, and the ring readers of an open stream with

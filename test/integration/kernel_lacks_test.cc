@@ -62,7 +62,7 @@ TEST_F(KernelLacks, ATriggerCommandTheKernelDoesNotListIsRefusedWithTheKernelsLi
 class KernelLacksStreams : public stream::StreamTest {};
 
 // eventfs sets its instance's buffer_subbuf_size_kb to 64 where the kernel
-// has the file (6.8), and a reader=auto mount reads the rings with read(2),
+// has the file (6.8) and takes the size, and a reader=auto mount reads the rings with read(2),
 // also where the kernel could map them (6.10): stats says so, and the
 // records come.
 TEST_F(KernelLacksStreams, SubbufSizeWhereTheKernelHasItAndAutoReads) {
@@ -82,9 +82,6 @@ TEST_F(KernelLacksStreams, SubbufSizeWhereTheKernelHasItAndAutoReads) {
       EXPECT_EQ(slurp(inst + "/buffer_subbuf_size_kb"), kernel_size);
       std::string kb = kernel_size;
       while (!kb.empty() && kb.back() == '\n') kb.pop_back();
-      EXPECT_NE(m.Stderr().find("eventfs: cannot set the ring buffers' sub-buffers to 64 KiB ("), std::string::npos)
-          << m.Stderr();
-      EXPECT_NE(m.Stderr().find("); they stay at " + kb + " KiB\n"), std::string::npos) << m.Stderr();
       std::printf("  [kernel] refuses buffer_subbuf_size_kb writes: sub-buffers of %s KiB\n", kb.c_str());
     }
   } else {
