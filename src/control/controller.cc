@@ -84,7 +84,7 @@ FilterFieldMap filter_fields_of(const Binding& b) {
 
 Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const Resolution& resolution,
                        WantedEvents* wanted)
-    : files_(files), tracefs_(tracefs), wanted_(wanted) {
+    : files_(files), tracefs_(tracefs), wanted_(wanted), kernel_(files) {
   for (const auto& b : resolution.available) {
     Stable s;
     s.binding = &b;
@@ -113,121 +113,10 @@ std::string Controller::raw_dir(const std::string& system, const std::string& ev
   return "events/" + system + "/" + event;
 }
 
-// The event locks a write holds: each raw event's own mutex, taken in name
-// order, released in reverse at the end of the write. A write that changes
-// more events than kMaxEventLocks (a glob over many events) takes the whole
-// controller for itself instead: it would wait for nearly every other write
-// anyway, and a thread holding thousands of mutexes helps no one.
-class Controller::EventLocks {
- public:
-  static constexpr std::size_t kMaxEventLocks = 32;
-
-  EventLocks(Controller& c, std::vector<std::string> dirs) : c_(c) {
-    std::sort(dirs.begin(), dirs.end());
-    dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-    if (dirs.size() > kMaxEventLocks) {
-      c_.wide_mu_.lock();
-      wide_ = true;
-      return;
-    }
-    c_.wide_mu_.lock_shared();
-    {
-      std::lock_guard lock(c_.state_mu_);
-      for (const auto& d : dirs) held_.push_back(c_.use_event_mutex(d));
-    }
-    for (auto it : held_) it->second.mu.lock();
-  }
-  // A read's lock: the event's mutex alone, not the controller's shared one
-  // (a wide write does not hold up reads of other events).
-  struct ReadOnly {};
-  EventLocks(Controller& c, const std::string& dir, ReadOnly) : c_(c), shared_(false) {
-    {
-      std::lock_guard lock(c_.state_mu_);
-      held_.push_back(c_.use_event_mutex(dir));
-    }
-    held_.back()->second.mu.lock();
-  }
-  EventLocks(EventLocks&& o) noexcept : c_(o.c_), wide_(o.wide_), shared_(o.shared_), held_(std::move(o.held_)) {
-    o.held_.clear();
-    o.shared_ = false;
-    o.wide_ = false;
-  }
-  ~EventLocks() {
-    for (auto it = held_.rbegin(); it != held_.rend(); ++it) (*it)->second.mu.unlock();
-    if (!held_.empty()) {
-      std::lock_guard lock(c_.state_mu_);
-      for (auto it : held_) c_.unuse_event_mutex(it);
-    }
-    if (wide_)
-      c_.wide_mu_.unlock();
-    else if (shared_)
-      c_.wide_mu_.unlock_shared();
-  }
-  EventLocks(const EventLocks&) = delete;
-  EventLocks& operator=(const EventLocks&) = delete;
-
- private:
-  Controller& c_;
-  bool wide_ = false;
-  bool shared_ = true;  // holds wide_mu_ shared (when not wide_)
-  std::vector<EventMutexes::iterator> held_;
-};
-
-Controller::EventMutexes::iterator Controller::use_event_mutex(const std::string& dir) {
-  auto it = event_locks_.try_emplace(dir).first;
-  ++it->second.users;
-  return it;
-}
-
-void Controller::unuse_event_mutex(EventMutexes::iterator it) {
-  if (--it->second.users == 0) event_locks_.erase(it);
-}
-
-Controller::EventLocks Controller::read_lock(const std::string& dir) {
-  return EventLocks(*this, dir, EventLocks::ReadOnly{});
-}
-
-std::size_t Controller::event_locks_in_use() const {
-  std::lock_guard lock(state_mu_);
-  return event_locks_.size();
-}
-
-void Controller::FifoMutex::lock() {
-  std::unique_lock lock(mu_);
-  const unsigned long ticket = next_++;
-  cv_.wait(lock, [&] { return serving_ == ticket; });
-}
-
-void Controller::FifoMutex::unlock() {
-  {
-    std::lock_guard lock(mu_);
-    ++serving_;
-  }
-  cv_.notify_all();
-}
-
 int Controller::refuse(const std::string& where, int err, const std::string& message, std::string_view command,
                        std::size_t caret) {
   log_.add(where, message, std::string(command), caret);
   return err;
-}
-
-Controller::KernelRefusal Controller::refusal(int code) { return KernelRefusal{code, std::strerror(code)}; }
-
-Controller::KernelStatus Controller::kernel_write(const std::string& rel, std::string_view data, bool read_log) {
-  std::lock_guard lock(kernel_mu_);
-  const int e = files_.write(rel, data).code();
-  if (!e) return {};
-  KernelRefusal why = refusal(e);
-  if (!read_log) return why;
-  std::string message, kcommand;
-  auto klog = files_.read("error_log");
-  if (klog && ErrorLog::parse_last(*klog, message, kcommand, why.caret)) {
-    why.reason = std::move(message);
-    why.logged = true;
-    (void)files_.truncate("error_log");
-  }
-  return why;
 }
 
 int Controller::kernel_refused(const std::string& where, const KernelRefusal& why, std::string_view command,
@@ -245,7 +134,7 @@ int Controller::check_size(const std::string& where, std::string_view data) {
 }
 
 // The caller holds the event lock of `dir`.
-Controller::KernelStatus Controller::set_enabled(const std::string& dir, const std::string& user, bool on) {
+KernelStatus Controller::set_enabled(const std::string& dir, const std::string& user, bool on) {
   bool before, after, had;
   {
     std::lock_guard lock(state_mu_);
@@ -367,7 +256,7 @@ int Controller::enable_write(const std::string& where, const std::string& dir, c
 }
 
 void Controller::end_hold(const std::string& dir, const std::string& user) {
-  EventLocks locks(*this, {dir});
+  auto locks = write_locks({dir});
   PublishOnExit publish{*this};
   if (KernelStatus off = set_enabled(dir, user, false); !off)
     log_.add_failure("enable", fmt::format("{}: the end of a hold could not disable it: {}", dir.substr(7),
@@ -376,7 +265,7 @@ void Controller::end_hold(const std::string& dir, const std::string& user) {
 
 int Controller::write_enable(std::size_t index, std::string_view data, Hold* held) {
   const Stable& s = stable_.at(index);
-  EventLocks locks(*this, {s.dir});
+  auto locks = write_locks({s.dir});
   PublishOnExit publish{*this};
   std::string where = s.name + "/enable";
   if (s.always_on) {
@@ -397,7 +286,7 @@ int Controller::write_enable(std::size_t index, std::string_view data, Hold* hel
 int Controller::write_raw_enable(const std::string& system, const std::string& event, std::string_view data,
                                  Hold* held) {
   const std::string dir = raw_dir(system, event);
-  EventLocks locks(*this, {dir});
+  auto locks = write_locks({dir});
   PublishOnExit publish{*this};
   return enable_write(fmt::format("raw/{}/{}/enable", system, event), dir, "raw", data, held);
 }
@@ -427,7 +316,7 @@ int Controller::read_filter(std::size_t index, std::string& out) {
 int Controller::write_filter(std::size_t index, std::string_view data) {
   std::shared_lock values(variables_mu_);
   const Stable& s = stable_.at(index);
-  EventLocks locks(*this, {s.dir});
+  auto locks = write_locks({s.dir});
   std::string where = s.name + "/filter";
   if (int e = check_size(where, data)) return e;
   std::string text = trimmed(data);
@@ -459,7 +348,7 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
 
 int Controller::write_raw_filter(const std::string& system, const std::string& event, std::string_view data) {
   std::shared_lock values(variables_mu_);
-  EventLocks locks(*this, {raw_dir(system, event)});
+  auto locks = write_locks({raw_dir(system, event)});
   std::string where = fmt::format("raw/{}/{}/filter", system, event);
   if (int e = check_size(where, data)) return e;
   std::string text = trimmed(data);
@@ -494,7 +383,7 @@ int Controller::one_line(const std::string& where, const std::string& text) {
 
 // The kernel keeps a filter it refused (it reads back with the parse
 // error), so a refusal would drop the filter that was there: put it back.
-Controller::KernelStatus Controller::replace_filter(const std::string& dir, const std::string& raw) {
+KernelStatus Controller::replace_filter(const std::string& dir, const std::string& raw) {
   auto before = files_.read(dir + "/filter");
   KernelStatus written = kernel_write(dir + "/filter", raw);
   if (!written && before) {
@@ -771,7 +660,7 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
   for (const auto& t : commands)
     if (int e = plan_stable(s, t, where, text, plan)) return e;
   if (int e = check_variable_uses(where, s.dir, plan)) return e;
-  EventLocks locks(*this, plan.dirs);
+  auto locks = write_locks(plan.dirs);
   PublishOnExit publish{*this};
   std::vector<int> armed;
   if (int e = arm_saves(where, s.dir, &s, plan, text, armed)) return e;
@@ -809,7 +698,7 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   for (const auto& t : commands)
     if (int e = plan_raw(dir, t, where, text, plan)) return e;
   if (int e = check_variable_uses(where, dir, plan)) return e;
-  EventLocks locks(*this, plan.dirs);
+  auto locks = write_locks(plan.dirs);
   PublishOnExit publish{*this};
   std::vector<int> armed;
   if (int e = arm_saves(where, dir, nullptr, plan, text, armed)) return e;
@@ -1118,10 +1007,10 @@ std::string Controller::raw_with_names(const std::string& dir, const std::string
   return out + saves;
 }
 
-Controller::KernelStatus Controller::rewrite_trigger(const std::string& dir, const std::string& identity,
+KernelStatus Controller::rewrite_trigger(const std::string& dir, const std::string& identity,
                                                     const std::string& from, const std::string& to) {
   auto k = files_.read(dir + "/trigger");
-  if (!k) return refusal(k.code());
+  if (!k) return KernelRefusal::of(k.code());
   for (const auto& line : lines_of(*k)) {
     if (line[0] == '#' || line_identity(line) != identity) continue;
     auto at = line.find(" if ");
@@ -1133,7 +1022,7 @@ Controller::KernelStatus Controller::rewrite_trigger(const std::string& dir, con
     if (!written) put_back(dir + "/trigger", was);
     return written;
   }
-  return refusal(ENOENT);  // removed behind eventfs's back (through the instance itself)
+  return KernelRefusal::of(ENOENT);  // removed behind eventfs's back (through the instance itself)
 }
 
 std::string Controller::reapply(const std::set<std::string>& changed, const std::function<bool()>& stopping) {
@@ -1153,7 +1042,7 @@ std::string Controller::reapply(const std::set<std::string>& changed, const std:
   std::string first_error;
   for (const auto& [dir, identity] : uses) {
     if (stopping && stopping()) return first_error;
-    EventLocks locks(*this, {dir});
+    auto locks = write_locks({dir});
     // The use as it is now: a write to the event may have changed or
     // removed it since, translated with the values of its own moment.
     std::optional<VarUse> now;

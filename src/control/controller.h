@@ -3,16 +3,14 @@
 // Every write is validated whole before anything is applied; a refused write
 // changes nothing and leaves a line in error_log.
 //
-// Concurrency: a write holds the locks of the raw events it changes (its own,
-// and the targets of its triggers), taken in name order, for its whole
-// length; writes to other events go on meanwhile (a write that changes many
-// events, a glob, has the controller's writes to itself). A read waits for a
-// write to its own event, never for one to another event. The controller's own records are under a lock that is never
-// held across a kernel call.
+// Concurrency: a write holds the locks of the raw events it changes
+// (EventLockTable) for its whole length; a read waits for a write to its own
+// event, never for one to another event. Kernel writes take turns
+// (KernelWriter). The controller's own records are under a lock that is
+// never held across a kernel call.
 #pragma once
 
 #include <cerrno>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,6 +23,8 @@
 
 #include "control/captures.h"
 #include "control/error_log.h"
+#include "control/event_locks.h"
+#include "control/kernel_writer.h"
 #include "control/filter.h"
 #include "control/trigger.h"
 #include "control/variables.h"
@@ -86,7 +86,7 @@ class Controller {
   ErrorLog& error_log() { return log_; }
   // Raw events whose lock is held or waited for now (for tests: the map of
   // event locks keeps only those).
-  std::size_t event_locks_in_use() const;
+  std::size_t event_locks_in_use() const { return event_locks_.in_use(); }
   const std::vector<std::string>& available_triggers() const { return available_; }
 
  private:
@@ -146,42 +146,18 @@ class Controller {
     // name them before the first capture (unset until then).
     std::set<std::string> declared;
   };
-  // A kernel write the kernel refused: its errno, and one line of why: the
-  // kernel's error_log entry for it (`logged`, with the caret into the text
-  // written), or the errno's description.
-  struct KernelRefusal {
-    int code = EIO;
-    std::string reason;
-    bool logged = false;
-    std::size_t caret = 0;
-  };
-  using KernelStatus = Result<void, KernelRefusal>;
-  static KernelRefusal refusal(int code);  // not logged: the errno's description
   // A read of an event's files waits for a write to that event (which may
   // show the kernel a state it then undoes, a refused filter say), never for
   // one to another event.
-  // The map entry of one raw event's mutex, while anyone uses it (holds it
-  // or waits for it); the last user's release frees it (state_mu_ held for
-  // both).
-  struct EventMutex {
-    std::mutex mu;
-    std::size_t users = 0;
-  };
-  using EventMutexes = std::map<std::string, EventMutex>;
-  EventMutexes::iterator use_event_mutex(const std::string& dir);
-  void unuse_event_mutex(EventMutexes::iterator it);
-  class EventLocks;
-  EventLocks read_lock(const std::string& dir);
+  EventLockTable::Held read_lock(const std::string& dir) { return event_locks_.for_read(dir); }
+  EventLockTable::Held write_locks(std::vector<std::string> dirs) { return event_locks_.for_write(std::move(dirs)); }
 
   int refuse(const std::string& where, int err, const std::string& message, std::string_view command,
              std::size_t caret);
-  // One kernel write; when it is refused and `read_log`, the kernel's
-  // error_log entry for it (kernel writes are one at a time, so the entry
-  // found is this write's).
-  KernelStatus kernel_write(const std::string& rel, std::string_view data, bool read_log = true);
-  // Puts back what a refused write's earlier steps changed: nothing more can
-  // be done if the kernel refuses this too, and its error_log is left alone.
-  void put_back(const std::string& rel, std::string_view data) { (void)kernel_write(rel, data, false); }
+  KernelStatus kernel_write(const std::string& rel, std::string_view data, bool read_log = true) {
+    return kernel_.write(rel, data, read_log);
+  }
+  void put_back(const std::string& rel, std::string_view data) { kernel_.put_back(rel, data); }
   // Logs a kernel refusal of `command`, the caret into what the user wrote;
   // the write's errno.
   int kernel_refused(const std::string& where, const KernelRefusal& why, std::string_view command,
@@ -278,23 +254,10 @@ class Controller {
   WantedEvents* wanted_;
   std::vector<Stable> stable_;
   std::vector<std::string> available_;
-  // One kernel write (and its error_log entry) at a time, in the order they
-  // come: a long glob's writes take turns with other events' writes.
-  class FifoMutex {
-   public:
-    void lock();
-    void unlock();
-
-   private:
-    std::mutex mu_;
-    std::condition_variable cv_;
-    unsigned long next_ = 0, serving_ = 0;
-  };
-  FifoMutex kernel_mu_;
+  KernelWriter kernel_;
+  EventLockTable event_locks_;
   std::mutex publish_mu_;  // one publish_wanted() at a time
-  std::shared_mutex wide_mu_;  // shared by writes that lock their events, whole for one that changes many
   mutable std::mutex state_mu_;  // what follows
-  EventMutexes event_locks_;  // by raw event dir: those in use
   std::map<std::string, std::set<std::string>> enable_users_;  // dir -> users
   unsigned long next_hold_ = 0;
   std::map<AppliedKey, Applied> applied_;
