@@ -663,7 +663,7 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
   auto locks = write_locks(plan.dirs);
   PublishOnExit publish{*this};
   std::vector<int> armed;
-  if (int e = arm_saves(where, s.dir, &s, plan, text, armed)) return e;
+  if (int e = arm_saves(where, plan, text, armed)) return e;
   if (int e = apply_triggers(where, plan, text, &s)) {
     for (int id : armed) captures_->disarm(id);
     return e;
@@ -701,7 +701,7 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   auto locks = write_locks(plan.dirs);
   PublishOnExit publish{*this};
   std::vector<int> armed;
-  if (int e = arm_saves(where, dir, nullptr, plan, text, armed)) return e;
+  if (int e = arm_saves(where, plan, text, armed)) return e;
   if (int e = apply_triggers(where, plan, text, nullptr)) {
     for (int id : armed) captures_->disarm(id);
     return e;
@@ -931,8 +931,7 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const std::s
   return 0;
 }
 
-int Controller::arm_saves(const std::string& where, const std::string&, const Stable*, Plan& plan,
-                          std::string_view text, std::vector<int>& armed) {
+int Controller::arm_saves(const std::string& where, const Plan& plan, std::string_view text, std::vector<int>& armed) {
   for (const auto& sv : plan.saves) {
     if (sv.remove) continue;
     auto id = captures_->arm(sv.spec);

@@ -239,8 +239,7 @@ class Controller {
   int plan_save(const TriggerCommand& t, const Stable* s, const std::string& dir, const std::string& where,
                 const std::string& text, Plan& plan);
   // Arms the plan's new saves; on a refusal disarms them again.
-  int arm_saves(const std::string& where, const std::string& dir, const Stable* s, Plan& plan, std::string_view text,
-                std::vector<int>& armed);
+  int arm_saves(const std::string& where, const Plan& plan, std::string_view text, std::vector<int>& armed);
   void finish_saves(const std::string& dir, const Stable* s, const Plan& plan, const std::vector<int>& armed);
   std::string save_lines(const std::string& dir) const;  // state_mu_ held
   // Puts a trigger's condition `from` (raw) as `to`, keeping its count.
