@@ -1006,8 +1006,8 @@ std::string Controller::raw_with_names(const std::string& dir, const std::string
   return out + saves;
 }
 
-KernelStatus Controller::rewrite_trigger(const std::string& dir, const std::string& identity,
-                                                    const std::string& from, const std::string& to) {
+KernelStatus Controller::rewrite_trigger(const std::string& dir, const std::string& identity, const std::string& from,
+                                         const std::string& to) {
   auto k = files_.read(dir + "/trigger");
   if (!k) return KernelRefusal::of(k.code());
   for (const auto& line : lines_of(*k)) {

@@ -35,8 +35,8 @@ Status MountParts::open_instance() {
   // Larger sub-buffers than the kernel's one page (Linux >= 6.8; older
   // kernels have no such file): the ring thread takes whole sub-buffers,
   // so the larger they are, the fewer read(2)s or GET_READERs per event.
-  // Where the kernel refuses the size (this 6.18 kernel answers EPERM), the
-  // rings keep the kernel's sub-buffers, as on kernels before 6.8.
+  // Where the kernel refuses the size, the rings keep the kernel's
+  // sub-buffers, as on kernels before 6.8 (eventfs(8), KERNELS).
   (void)instance_->set_subbuf_kb(StreamHub::kSubbufKb);
   // A new instance takes the top level's options: with "block" set there,
   // the kernel polls every trace_pipe_raw (and trace_pipe) of the instance

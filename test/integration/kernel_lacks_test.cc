@@ -72,7 +72,7 @@ TEST_F(KernelLacksStreams, SubbufSizeWhereTheKernelHasItAndAutoReads) {
   const std::string inst = stream::instance_dir(m.instance());
   if (kernel_has_subbuf_size()) {
     // Whether the kernel lets an instance's sub-buffers change, asked of an
-    // instance of the test's own (a 6.18 kernel was seen refusing it, EPERM).
+    // instance of the test's own (a kernel may refuse it: EPERM).
     stream::RefInstance ref;
     ASSERT_EQ(ref.error(), "");
     const std::string kernel_size = slurp(ref / "buffer_subbuf_size_kb");

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "support/kernel_features.h"
 #include "support/stream_fixture.h"
 #include "support/stream_util.h"
 #include "support/stream_reading.h"
@@ -295,9 +296,9 @@ TEST_F(RecordTest, SchedSwitchOfTwoKnownThreadsMatchesTracePipeAndALibtraceevent
                                           << slurp(a / "per_cpu/cpu1/stats");
   // Three instances (the recorded mount's, the second mount's, the reference).
   int races_want = 0, races_piped = 0;
-  EXPECT_EQ(compare_instances(recorded, want, &races_want), "")
+  EXPECT_EQ(compare_instances(recorded, want, kernel_reads_switch_state_per_probe(), &races_want), "")
       << "the recording differs from the libtraceevent reader of the reference instance";
-  EXPECT_EQ(compare_instances(recorded, piped, &races_piped), "")
+  EXPECT_EQ(compare_instances(recorded, piped, kernel_reads_switch_state_per_probe(), &races_piped), "")
       << "the recording differs from the second mount's trace_pipe";
   if (races_want + races_piped > 0)
     std::cout << "[   NOTE   ] " << races_want << " and " << races_piped

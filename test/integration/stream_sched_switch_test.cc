@@ -15,6 +15,7 @@
 #include "support/stream_fixture.h"
 #include "support/stream_util.h"
 #include "support/stream_reading.h"
+#include "support/kernel_features.h"
 #include "support/sched_switch.h"
 
 namespace eventfs_it {
@@ -161,7 +162,7 @@ TEST_P(StreamSchedSwitch, SwitchesOfTwoKnownThreadsMatchALibtraceeventReaderOfAS
   EXPECT_GT(got_n, 100u) << ctx.str();
   EXPECT_EQ(got_n, want_n) << ctx.str();
   int state_races = 0;
-  const std::string differences = compare_instances(got, want, &state_races);
+  const std::string differences = compare_instances(got, want, kernel_reads_switch_state_per_probe(), &state_races);
   EXPECT_EQ(differences, "") << ctx.str();
   if (state_races > 0)
     std::cout << "[   NOTE   ] " << state_races << " switches with R in one instance and S or D in the other "

@@ -19,8 +19,6 @@ extern "C" {  // kbuffer.h has no extern "C" of its own
 #include <traceevent/kbuffer.h>
 }
 
-#include "support/kernel_features.h"
-
 namespace eventfs_it::stream {
 
 PingPongResult ping_pong(int rounds, int cpu, const char* ping_name,
@@ -87,7 +85,8 @@ int count_of(const SwitchCounts& m, const SwitchKey& k) {
 
 }  // namespace
 
-std::string compare_instances(const SwitchCounts& got, const SwitchCounts& want, int* state_races) {
+std::string compare_instances(const SwitchCounts& got, const SwitchCounts& want, bool state_may_race,
+                              int* state_races) {
   if (state_races) *state_races = 0;
   if (got == want) return "";
   std::set<SwitchKey> keys;
@@ -107,7 +106,7 @@ std::string compare_instances(const SwitchCounts& got, const SwitchCounts& want,
     by_switch[stateless][std::get<3>(k)] += a - b;
   }
   if (shown > 20) diff << "\n  ... " << shown - 20 << " more";
-  bool raced_only = kernel_reads_switch_state_per_probe();
+  bool raced_only = state_may_race;
   int races = 0;
   for (const auto& [sw, states] : by_switch) {
     int sum = 0, running_extra = 0, running_fewer = 0, sleeping_extra = 0, sleeping_fewer = 0;

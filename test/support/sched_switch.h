@@ -47,12 +47,13 @@ using SwitchKey = std::tuple<int, pid_t, std::string, char, pid_t, std::string>;
 SwitchKey key_of(const Switch& s);
 using SwitchCounts = std::map<SwitchKey, int>;
 
-// The switches `got` (eventfs's instance) against `want` (a second instance,
-// read with libtraceevent): "" when they are the same, else the differences,
-// readable. Where the kernel reads a switch's state once per probe
-// (kernel_reads_switch_state_per_probe()), a switch may differ in prev_state
+// The switches `got` (eventfs's instance) against `want` (another instance):
+// "" when they are the same, else the differences, readable. With
+// `state_may_race` (a kernel whose probes each read the task's state:
+// kernel_reads_switch_state_per_probe()), a switch may differ in prev_state
 // only, one side R and the other S or D; `state_races` counts those.
-std::string compare_instances(const SwitchCounts& got, const SwitchCounts& want, int* state_races = nullptr);
+std::string compare_instances(const SwitchCounts& got, const SwitchCounts& want, bool state_may_race,
+                              int* state_races = nullptr);
 
 // "<pid> [<cpu>] <secs>.<usecs>: sched_switch: prev_comm=... next_pid=N" -> Switch.
 bool parse_switch_line(const std::string& line, Switch& out);
