@@ -13,8 +13,8 @@
 
 namespace eventfs::recorder {
 
-CpuRecorder::CpuRecorder(const MountLayout& layout, int cpu, RecordControl& control, std::size_t packet_size)
-    : layout_(layout), cpu_(cpu), control_(control), packet_size_(packet_size) {
+CpuRecorder::CpuRecorder(const MountLayout& layout, int cpu, RecordControl& control)
+    : layout_(layout), cpu_(cpu), control_(control) {
   for (const auto& e : layout.events) kinds_[e.id] = Kind{e.size, e.end, (e.end + 7u) / 8 * 8};
 }
 
@@ -22,21 +22,26 @@ CpuRecorder::~CpuRecorder() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Status CpuRecorder::open(const std::string& dir) {
+Status CpuRecorder::open(std::unique_ptr<CpuSink> sink) {
+  sink_ = std::move(sink);
   path_ = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", layout_.mount, cpu_);
   fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) {
     int e = errno;
     return fail(e, fmt::format("cannot open {}: {}", path_, std::strerror(e)));
   }
-  return writer_.open(fmt::format("{}/stream_{}", dir, cpu_), static_cast<std::uint32_t>(cpu_), packet_size_);
+  return {};
 }
 
 bool CpuRecorder::nothing_unread() const { return recorder::nothing_unread(layout_.mount, cpu_); }
 
 Status CpuRecorder::finish() {
-  if (Status s = writer_.finish(); !s) stop_on(std::move(s).error());
-  bytes_.store(writer_.bytes_written(), std::memory_order_relaxed);
+  if (!sink_) {
+    if (error_) return *error_;
+    return {};
+  }
+  if (Status s = sink_->finish(); !s) stop_on(std::move(s).error());
+  bytes_.store(sink_->bytes_written(), std::memory_order_relaxed);
   if (error_) return *error_;
   return {};
 }
@@ -64,7 +69,7 @@ Status CpuRecorder::write_record(const unsigned char* p) {
   if (h->id == EVENTFS_ID_LOST) {
     eventfs_lost l;
     std::memcpy(&l, EVENTFS_RECORD_PAYLOAD(h), sizeof l);
-    if (Status s = writer_.add_lost(h->timestamp, l.count); !s) return s;
+    if (Status s = sink_->add_lost(h->timestamp, l.count); !s) return s;
     lost_.fetch_add(l.count, std::memory_order_relaxed);
     return {};
   }
@@ -75,7 +80,7 @@ Status CpuRecorder::write_record(const unsigned char* p) {
     return {};
   }
   const std::size_t have = EVENTFS_RECORD_PAYLOAD_SIZE(h);
-  if (Status s = writer_.add_event(h->timestamp, h->id, h->pid, EVENTFS_RECORD_PAYLOAD(h),
+  if (Status s = sink_->add_event(h->timestamp, h->id, h->pid, EVENTFS_RECORD_PAYLOAD(h),
                                    std::min(have, k->second.size), k->second.end, k->second.padded);
       !s)
     return s;
@@ -100,7 +105,7 @@ std::size_t CpuRecorder::take(const unsigned char* p, std::size_t n) {
     }
     at += h->size;
   }
-  bytes_.store(writer_.bytes_written(), std::memory_order_relaxed);
+  bytes_.store(sink_->bytes_written(), std::memory_order_relaxed);
   return at;
 }
 

@@ -1,6 +1,7 @@
 // The recorder of one CPU: reads <mount>/per_cpu/cpuN/trace_pipe_raw
 // (O_NONBLOCK) into a buffer a reader thread lends it (reader_threads.h) and
-// writes what it reads into that CPU's CTF stream. Records older than the
+// writes what it reads into that CPU's sink (a CTF stream or a trace.dat's
+// pages: cpu_sink.h). Records older than the
 // recording's start on its CPU (set_start()), lost-events records included,
 // are not written: they were in the rings before the recording began; nor
 // are those at or after its end (set_end()): they came after it.
@@ -8,13 +9,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "error/result.h"
 #include "recorder/mount_layout.h"
-#include "recorder/stream_writer.h"
+#include "recorder/cpu_sink.h"
 
 namespace eventfs::recorder {
 
@@ -27,15 +29,13 @@ struct RecordControl {
 
 class CpuRecorder {
  public:
-  // `packet_size`: of the stream's packets (StreamWriter::packet_size_for()).
-  CpuRecorder(const MountLayout& layout, int cpu, RecordControl& control,
-              std::size_t packet_size = StreamWriter::kPacketSize);
+  CpuRecorder(const MountLayout& layout, int cpu, RecordControl& control);
   ~CpuRecorder();
   CpuRecorder(const CpuRecorder&) = delete;
   CpuRecorder& operator=(const CpuRecorder&) = delete;
 
-  // Opens the stream and creates <dir>/stream_<cpu>.
-  Status open(const std::string& dir);
+  // Opens the CPU's stream; what is read goes to `sink` (made already).
+  Status open(std::unique_ptr<CpuSink> sink);
 
   enum class ReadResult { kData, kEmpty, kDone };
   // One read(2) of the stream into buf[0, cap) and what it held written:
@@ -74,7 +74,8 @@ class CpuRecorder {
   bool left_unread() const { return left_unread_; }
   int fd() const { return fd_; }
   bool stopped() const { return error_.has_value(); }
-  const StreamWriter& writer() const { return writer_; }
+  // Its sink (open() was called with one).
+  const CpuSink& sink() const { return *sink_; }
   std::uint64_t events() const { return events_.load(std::memory_order_relaxed); }
   std::uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
   std::uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
@@ -95,7 +96,6 @@ class CpuRecorder {
   const MountLayout& layout_;
   int cpu_;
   RecordControl& control_;
-  std::size_t packet_size_;
   std::uint64_t start_ = 0;
   std::atomic<std::uint64_t> end_{UINT64_MAX};
   bool past_end_ = false;     // the reading thread's
@@ -105,7 +105,7 @@ class CpuRecorder {
   int fd_ = -1;
   std::string path_;
   std::optional<Error> error_;  // set by the reading thread, read after it is done
-  StreamWriter writer_;
+  std::unique_ptr<CpuSink> sink_;
   std::atomic<std::uint64_t> events_{0}, lost_{0}, bytes_{0}, skipped_{0}, older_{0},
       newer_{0};
 };

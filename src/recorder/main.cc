@@ -1,7 +1,6 @@
 // eventfs-record: records stable events of an eventfs mount into a CTF 1.8
-// trace directory (see eventfs-record(1)).
+// trace directory or a trace.dat (see eventfs-record(1)).
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -32,8 +31,7 @@
 #include "recorder/options.h"
 #include "recorder/reader_threads.h"
 #include "recorder/cpu_stats_lines.h"
-#include "recorder/stream_writer.h"
-#include "recorder/tsdl.h"
+#include "recorder/recording_output.h"
 #include "tracefs/file_io.h"
 
 namespace eventfs::recorder {
@@ -50,69 +48,6 @@ int report_failure(const std::string& reason) {
 
 // An errno's failure with the reason "<what>: <strerror>".
 Error errno_failure(int e, const std::string& what) { return fail(e, fmt::format("{}: {}", what, std::strerror(e))); }
-
-std::string default_out_dir() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::localtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "eventfs-record-%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
-
-// An existing directory that must be empty.
-Status check_empty_dir(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) {
-    int e = errno;
-    return errno_failure(e, "cannot read " + dir);
-  }
-  bool empty = true;
-  while (dirent* e = ::readdir(d))
-    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) empty = false;
-  ::closedir(d);
-  if (!empty) return fail(ENOTEMPTY, fmt::format("{} exists and is not empty", dir));
-  return {};
-}
-
-// A new directory, or an existing empty one.
-Status prepare_out_dir(const std::string& dir) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) return fail(ENOTDIR, fmt::format("{} exists and is not a directory", dir));
-    return check_empty_dir(dir);
-  }
-  if (::mkdir(dir.c_str(), 0755) != 0) {
-    int e = errno;
-    return errno_failure(e, "cannot create " + dir);
-  }
-  return {};
-}
-
-Status write_whole_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    int e = errno;
-    return errno_failure(e, "cannot create " + path);
-  }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = n < 0 ? errno : ENOSPC;
-      ::close(fd);
-      ::unlink(path.c_str());
-      return errno_failure(e, "writing " + path);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    int e = errno;
-    return errno_failure(e, "writing " + path);
-  }
-  return {};
-}
 
 std::string human_bytes(std::uint64_t b) {
   if (b < 10 * 1024) return fmt::format("{} B", b);
@@ -192,11 +127,12 @@ class Recording {
   // read, the reader threads started and the command run.
   Status start() {
     if (Status s = read_layout(); !s) return s;
-    if (Status s = prepare_output(); !s) return s;
+    output_ = make_output(opts_, layout_);
+    if (Status s = output_->prepare(); !s) return s;
     if (Status s = open_streams(); !s) return s;
     if (Status s = hold_events(); !s) return s;
     if (Status s = read_start(); !s) return s;
-    if (Status s = write_metadata(); !s) return s;
+    if (Status s = output_->started(clock_offset_); !s) return s;
     threads_ = std::make_unique<ReaderThreads>(recorder_ptrs(), control_, readers_nice(opts_));
     if (Status s = threads_->start(); !s) return s;
     // A nice value asked for and refused is said; the default one (lower
@@ -256,27 +192,16 @@ class Recording {
     return {};
   }
 
-  Status prepare_output() {
-    out_dir_ = opts_.out_dir.empty() ? default_out_dir() : opts_.out_dir;
-    return prepare_out_dir(out_dir_);
-  }
-
-  // Once the start is read: the clock's offset to the real time is known.
-  Status write_metadata() {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    return write_whole_file(out_dir_ + "/metadata", tsdl_metadata(layout_, host, clock_offset_));
-  }
-
-  // A recorder per CPU, its stream open (eventfs reads the rings from then
-  // on) and its stream file made. Its memory: one packet, of a size that
-  // keeps all of them within 16 MiB (StreamWriter::packet_size_for()).
+  // A recorder per CPU, its sink made by the output and its stream open
+  // (eventfs reads the rings from then on).
   Status open_streams() {
-    const std::size_t packet = StreamWriter::packet_size_for(layout_.cpus.size());
     for (int cpu : layout_.cpus) {
-      auto r = std::make_unique<CpuRecorder>(layout_, cpu, control_, packet);
-      if (Status s = r->open(out_dir_); !s) return s;
+      auto sink = output_->open_cpu(cpu, layout_.cpus.size());
+      if (!sink) return std::move(sink).error();
+      auto r = std::make_unique<CpuRecorder>(layout_, cpu, control_);
+      Status s = r->open(std::move(sink).value());
       recorders_.push_back(std::move(r));
+      if (!s) return s;
     }
     return {};
   }
@@ -362,14 +287,21 @@ class Recording {
     return t;
   }
 
-  // The recorders' first error, once the threads are done and the last
-  // packets written.
+  // The recorders' first error (or the output's), once the threads are done,
+  // the last packets written and the output made whole; an output whose
+  // recording never began is abandoned.
   Status stop_recorders() {
     control_.phase = control_.failed ? RecordControl::kStop : RecordControl::kDrain;
     if (threads_) threads_->join();
     Status first;
     for (auto& r : recorders_)
       if (Status s = r->finish(); !s && first) first = std::move(s);
+    if (!output_) return first;
+    if (!threads_) {
+      output_->abandon();
+      return first;
+    }
+    if (Status s = output_->finish(); !s && first) first = std::move(s);
     return first;
   }
 
@@ -403,7 +335,7 @@ class Recording {
 
   const Options& opts_;
   MountLayout layout_;
-  std::string out_dir_;
+  std::unique_ptr<RecordingOutput> output_;
   RecordControl control_;
   std::vector<std::unique_ptr<CpuRecorder>> recorders_;
   std::unique_ptr<ReaderThreads> threads_;
@@ -457,7 +389,7 @@ void Recording::wait_for_end() {
 void Recording::print_summary() const {
   auto t = totals();
   std::uint64_t packets = 0;  // the writers' own count, read once their threads are done
-  for (const auto& r : recorders_) packets += r->writer().packets();
+  for (const auto& r : recorders_) packets += r->sink().packets();
   std::string extra;
   if (t.skipped) extra += fmt::format(", {} records of other events skipped", t.skipped);
   if (t.older) extra += fmt::format(", {} records from before the start skipped", t.older);
@@ -469,10 +401,10 @@ void Recording::print_summary() const {
     extra += fmt::format(", {} exited with status {}", opts_.command[0], WEXITSTATUS(*child_status_));
   if (child_status_ && WIFSIGNALED(*child_status_))
     extra += fmt::format(", {} ended by signal {}", opts_.command[0], WTERMSIG(*child_status_));
-  std::fprintf(stderr, "eventfs-record: %llu events, %llu lost, %s in %llu packets from %zu CPUs written to %s%s\n",
+  std::fprintf(stderr, "eventfs-record: %llu events, %llu lost, %s in %llu %s from %zu CPUs written to %s%s\n",
                static_cast<unsigned long long>(t.events), static_cast<unsigned long long>(t.lost),
-               human_bytes(t.bytes).c_str(), static_cast<unsigned long long>(packets), recorders_.size(),
-               out_dir_.c_str(), extra.c_str());
+               human_bytes(t.bytes).c_str(), static_cast<unsigned long long>(packets), output_->unit(),
+               recorders_.size(), output_->path().c_str(), extra.c_str());
 }
 
 // Records as the options say: 0 when the recording ran to its end (-t, the

@@ -36,12 +36,18 @@ Result<int, UsageError> parse_nice(const std::string& s) {
   return static_cast<int>(v);
 }
 
+Result<OutputFormat, UsageError> parse_format(const std::string& s) {
+  if (s == "ctf") return OutputFormat::kCtf;
+  if (s == "trace.dat") return OutputFormat::kTraceDat;
+  return UsageError{"-F needs ctf or trace.dat, not '" + s + "'"};
+}
+
 // The option at argv[i] (and its value, which i is moved past) into `o`;
 // `mount_given` says whether -m was seen, as its value may be empty.
 UsageStatus take_option(int argc, char** argv, int& i, Options& o, bool& mount_given) {
   const std::string a = argv[i];
   if (a.size() < 2 || a[0] != '-') return UsageError{"unexpected argument '" + a + "' (a command goes after --)"};
-  if (std::strchr("meotn", a[1]) == nullptr) return UsageError{"unknown option '" + a + "'"};
+  if (std::strchr("meotnF", a[1]) == nullptr) return UsageError{"unknown option '" + a + "'"};
   auto value = take_value(argc, argv, i, a.substr(0, 2));
   if (!value) return std::move(value).error();
   switch (a[1]) {
@@ -51,6 +57,12 @@ UsageStatus take_option(int argc, char** argv, int& i, Options& o, bool& mount_g
       break;
     case 'e': o.events.push_back(std::move(value).value()); break;
     case 'o': o.out_dir = std::move(value).value(); break;
+    case 'F': {
+      auto format = parse_format(*value);
+      if (!format) return std::move(format).error();
+      o.format = *format;
+      break;
+    }
     case 'n': {
       auto nice = parse_nice(*value);
       if (!nice) return std::move(nice).error();
@@ -79,12 +91,15 @@ UsageStatus check(const Options& o, bool mount_given) {
 }  // namespace
 
 const char* usage_text() {
-  return "usage: eventfs-record [-m MOUNT] -e EVENT... [-o DIR] [-n NICE] [-t SECONDS | -- COMMAND [ARGS]]\n"
+  return "usage: eventfs-record [-m MOUNT] -e EVENT... [-F FORMAT] [-o OUT] [-n NICE] [-t SECONDS | -- COMMAND [ARGS]]\n"
          "  -m MOUNT    the eventfs mount (default: /sys/kernel/events if eventfs\n"
          "              is mounted there, else the one eventfs mount there is)\n"
          "  -e EVENT    a stable event or a glob ('sched_*'); repeat for more\n"
-         "  -o DIR      the CTF trace directory to write (new or empty;\n"
-         "              default ./eventfs-record-YYYYMMDD-HHMMSS)\n"
+         "  -F FORMAT   ctf (the default): a CTF 1.8 trace directory;\n"
+         "              trace.dat: one file for trace-cmd report and KernelShark\n"
+         "              (also --format=FORMAT)\n"
+         "  -o OUT      the CTF directory (new or empty) or the trace.dat (new) to\n"
+         "              write (default ./eventfs-record-YYYYMMDD-HHMMSS, .dat for trace.dat)\n"
          "  -n NICE     the nice value of the threads that read the streams\n"
          "              (default: 10 below eventfs-record's own, where it may)\n"
          "  -t SECONDS  record for this long (default: until Ctrl-C, or until COMMAND ends)\n"
@@ -109,6 +124,18 @@ Result<Options, UsageError> parse_options(int argc, char** argv) {
     if (a == "-V" || a == "--version") {
       o.version = true;
       return o;
+    }
+    if (a.rfind("--format", 0) == 0) {
+      // --format=FORMAT or --format FORMAT: -F's long form.
+      std::string value;
+      if (a.size() > 8 && a[8] == '=') value = a.substr(9);
+      else if (a.size() == 8 && i + 1 < argc) value = argv[++i];
+      else if (a.size() == 8) return UsageError{"option --format needs a value"};
+      else return UsageError{"unknown option '" + a + "'"};
+      auto format = parse_format(value);
+      if (!format) return std::move(format).error();
+      o.format = *format;
+      continue;
     }
     if (UsageStatus s = take_option(argc, argv, i, o, mount_given); !s) return std::move(s).error();
   }

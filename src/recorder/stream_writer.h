@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "error/result.h"
+#include "recorder/cpu_sink.h"
 
 namespace eventfs::recorder {
 
-class StreamWriter {
+class StreamWriter : public CpuSink {
  public:
   // The most one packet holds (but one larger event), and the least a
   // caller may choose (packet_size_for()).
@@ -25,7 +26,7 @@ class StreamWriter {
   static std::size_t packet_size_for(std::size_t streams);
 
   StreamWriter() = default;
-  ~StreamWriter();
+  ~StreamWriter() override;
   StreamWriter(const StreamWriter&) = delete;
   StreamWriter& operator=(const StreamWriter&) = delete;
 
@@ -33,21 +34,17 @@ class StreamWriter {
   // `packet_size` bytes (kMinPacketSize to kPacketSize).
   Status open(const std::string& path, std::uint32_t cpu, std::size_t packet_size = kPacketSize);
 
-  // Appends an event; `payload` holds `size` bytes; the metadata's fields
-  // end at `end` and the next event starts at `padded` (`end` rounded up to
-  // 8; zero-filled past `size`).
+  // CpuSink: an event appended to the open packet; a loss closes the packet;
+  // finish() writes the open packet (and an empty one carrying a loss not
+  // yet written).
   Status add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload, std::size_t size,
-                 std::size_t end, std::size_t padded);
-
-  // Events lost at `timestamp` (the time of what follows the gap).
-  Status add_lost(std::uint64_t timestamp, std::uint64_t count);
-
-  // Writes the open packet (and an empty one carrying a loss not yet written).
-  Status finish();
+                   std::size_t end, std::size_t padded) override;
+  Status add_lost(std::uint64_t timestamp, std::uint64_t count) override;
+  Status finish() override;
 
   const std::string& path() const { return path_; }
-  std::uint64_t bytes_written() const { return file_size_; }
-  std::uint64_t packets() const { return packets_; }
+  std::uint64_t bytes_written() const override { return file_size_; }
+  std::uint64_t packets() const override { return packets_; }
 
  private:
   Status flush();

@@ -96,7 +96,7 @@ TEST(RecordStatsLines, RecordsAndLossesOlderThanTheStartOrFromTheEndOnAreNotWrit
   RecordControl control;
   CpuRecorder r(layout, 0, control);
   r.set_start(1000);
-  ASSERT_TRUE(r.open(dir / "out"));
+  ASSERT_TRUE(r.open(ctf_sink(dir / "out", 0)));
   r.set_end(2000);
 
   std::vector<unsigned char> bytes;

@@ -56,6 +56,24 @@ TEST(RecordOptions, TheReadersNiceValue) {
   EXPECT_EQ(usage_error({"-e", "x", "-n"}), "option -n needs a value");
 }
 
+TEST(RecordOptions, TheOutputFormat) {
+  auto o = parse({"-e", "x"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->format, OutputFormat::kCtf);
+  for (auto args : {std::initializer_list<const char*>{"-e", "x", "-F", "trace.dat"}, {"-e", "x", "-Ftrace.dat"},
+                    {"-e", "x", "--format=trace.dat"}, {"--format", "trace.dat", "-e", "x"}}) {
+    auto d = parse(args);
+    ASSERT_TRUE(d) << d.error().message;
+    EXPECT_EQ(d->format, OutputFormat::kTraceDat);
+  }
+  auto c = parse({"-e", "x", "-F", "trace.dat", "--format=ctf"});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->format, OutputFormat::kCtf);
+  EXPECT_EQ(usage_error({"-e", "x", "-F", "dat"}), "-F needs ctf or trace.dat, not 'dat'");
+  EXPECT_EQ(usage_error({"-e", "x", "--format"}), "option --format needs a value");
+  EXPECT_EQ(usage_error({"-e", "x", "--formats=ctf"}), "unknown option '--formats=ctf'");
+}
+
 TEST(RecordOptions, HelpAndVersionNeedNothingElse) {
   auto h = parse({"--help"});
   ASSERT_TRUE(h);

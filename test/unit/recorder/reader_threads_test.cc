@@ -70,7 +70,7 @@ struct FifoCpus {
       if (fd < 0) return;
       writers.push_back(fd);
       recorders.push_back(std::make_unique<CpuRecorder>(layout, cpu, control));
-      if (!recorders.back()->open(dir / "out")) return;
+      if (!recorders.back()->open(ctf_sink(dir / "out", cpu))) return;
       ptrs.push_back(recorders.back().get());
     }
   }

@@ -4,9 +4,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "eventfs/record.h"
+#include "recorder/stream_writer.h"
 
 namespace eventfs::recorder {
 
@@ -37,6 +40,14 @@ inline void add_lost_record(std::vector<unsigned char>& out, std::uint64_t ts, s
   out.resize(at + h.size, 0);
   std::memcpy(out.data() + at, &h, sizeof h);
   std::memcpy(out.data() + at + sizeof h, &l, sizeof l);
+}
+
+// A CTF stream file <dir>/stream_<cpu> as a recorder's sink (null if it
+// cannot be made).
+inline std::unique_ptr<CpuSink> ctf_sink(const std::string& dir, int cpu) {
+  auto w = std::make_unique<StreamWriter>();
+  if (!w->open(dir + "/stream_" + std::to_string(cpu), static_cast<std::uint32_t>(cpu))) return nullptr;
+  return w;
 }
 
 }  // namespace eventfs::recorder
