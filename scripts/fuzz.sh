@@ -16,9 +16,9 @@ if ! [[ $secs =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 [SECONDS]" >&2
   exit 2
 fi
-targets=(catalog trigger_filter subbuf_walk)
+targets=(catalog trigger_filter subbuf_walk dat_header)
 # The longest input each is given: within what its fuzzer accepts.
-declare -A max_len=([catalog]=8192 [trigger_filter]=4095 [subbuf_walk]=8192)
+declare -A max_len=([catalog]=8192 [trigger_filter]=4095 [subbuf_walk]=8192 [dat_header]=16384)
 dir=build-fuzz
 artifacts=$top/$dir/artifacts
 

@@ -234,10 +234,76 @@ def make_subbuf_seeds():
     write("subbuf_walk", "commits_8", subbuf_input(8, 1, 0x01, b.build(), (16, 32, 48 | (1 << 31))))
 
 
+SWITCH_FORMAT = b"""name: sched_switch
+ID: 316
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;
+\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;
+
+print fmt: "prev_comm=%s prev_pid=%d", REC->prev_comm, REC->prev_pid
+"""
+
+
+def dat_v6(big):
+    """A trace.dat header of version 6 (trace-cmd.dat.v6(5)): one system,
+    options with a clock, two CPUs without data."""
+    e = ">" if big else "<"
+    out = b"\x17\x08\x44tracing6\0" + bytes([1 if big else 0, 8]) + struct.pack(e + "I", 4096)
+    for name, text in ((b"header_page", b"\tfield: u64 timestamp;\n"), (b"header_event", b"# header\n")):
+        out += name + b"\0" + struct.pack(e + "Q", len(text)) + text
+    out += struct.pack(e + "I", 0)
+    out += struct.pack(e + "I", 1) + b"sched\0" + struct.pack(e + "I", 1)
+    out += struct.pack(e + "Q", len(SWITCH_FORMAT)) + SWITCH_FORMAT
+    out += struct.pack(e + "I", 0) + struct.pack(e + "I", 0)
+    out += struct.pack(e + "Q", 6) + b"1 init"
+    out += struct.pack(e + "I", 2) + b"options  \0"
+    clock = b"[local] global\0"
+    out += struct.pack(e + "HI", 4, len(clock)) + clock + struct.pack(e + "H", 0)
+    out += b"flyrecord\0" + struct.pack(e + "QQQQ", 0, 0, 0, 0)
+    return out
+
+
+def dat_v7():
+    """A trace.dat header of version 7 (trace-cmd.dat.v7(5)), sections not
+    compressed: an options section pointing at the header info and the
+    event formats."""
+    head = b"\x17\x08\x44tracing7\0" + bytes([0, 8]) + struct.pack("<I", 4096) + b"none\0\0"
+    options_at = len(head) + 8
+
+    def section(sid, content):
+        return struct.pack("<HHIQ", sid, 0, 0, len(content)) + content
+
+    info = b"header_page\0" + struct.pack("<Q", 4) + b"page" + b"header_event\0" + struct.pack("<Q", 5) + b"event"
+    formats = struct.pack("<I", 1) + b"sched\0" + struct.pack("<I", 1) + struct.pack("<Q", len(SWITCH_FORMAT)) + \
+        SWITCH_FORMAT
+    clock = b"[local]\0"
+    # Options: TRACECLOCK, HEADER_INFO and EVENT_FORMATS (offsets), DONE.
+    opts_len = (6 + len(clock)) + 2 * (6 + 8) + (6 + 8)
+    options_size = 16 + opts_len
+    info_at = options_at + options_size
+    formats_at = info_at + 16 + len(info)
+    opts = struct.pack("<HI", 4, len(clock)) + clock
+    opts += struct.pack("<HIQ", 16, 8, info_at) + struct.pack("<HIQ", 18, 8, formats_at)
+    opts += struct.pack("<HIQ", 0, 8, 0)
+    return head + struct.pack("<Q", options_at) + section(0, opts) + section(16, info) + section(18, formats)
+
+
+def make_dat_seeds():
+    write("dat_header", "v6_little", dat_v6(False))
+    write("dat_header", "v6_big", dat_v6(True))
+    write("dat_header", "v7_none", dat_v7())
+
+
 def main():
     make_catalog_seeds()
     make_trigger_seeds()
     make_subbuf_seeds()
+    make_dat_seeds()
     return 0
 
 

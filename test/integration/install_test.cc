@@ -404,7 +404,7 @@ TEST_F(InstallTest, FilesLandWhereTheSystemLooks) {
   EXPECT_FALSE(contains(slurp(inst_.helper), "@EVENTFS@"));
   // man finds the pages, and the examples are there.
   for (const auto& page : {"eventfs.8", "eventfs.5", "eventfs-format.5", "eventfs-catalog.5", "mount.eventfs.8",
-                            "eventfs-record.1"}) {
+                            "eventfs-record.1", "eventfs-convert.1"}) {
     bool logged = false;
     for (const auto& p : inst_.logged) logged = logged || ends_with(p, std::string("/") + page);
     EXPECT_TRUE(logged) << page << " not installed";
@@ -423,6 +423,12 @@ TEST_F(InstallTest, FilesLandWhereTheSystemLooks) {
   EXPECT_EQ(daemon_version.exit_code(), 0) << daemon_version.describe();
   EXPECT_EQ(recorder_version.exit_code(), 0) << recorder_version.describe();
   EXPECT_EQ(recorder_version.out, "eventfs-record " EVENTFS_VERSION "\n");
+  std::string converter;
+  for (const auto& p : inst_.logged)
+    if (ends_with(p, "/bin/eventfs-convert")) converter = p;
+  ASSERT_NE(converter, "") << "eventfs-convert not installed:\n" << join(inst_.logged);
+  auto convert_version = run({converter, "-V"});
+  EXPECT_EQ(convert_version.out, "eventfs-convert " EVENTFS_VERSION "\n") << convert_version.describe();
   EXPECT_EQ(daemon_version.out.rfind("eventfs " EVENTFS_VERSION " ", 0), 0u) << daemon_version.out;
   bool examples = false;
   for (const auto& p : inst_.logged) examples = examples || ends_with(p, "/examples/mnt-events.mount");

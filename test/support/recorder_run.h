@@ -68,15 +68,16 @@ class Recorder {
   int status_ = -1;
 };
 
-// One line on stderr, from eventfs-record.
-inline ::testing::AssertionResult OneErrorLine(const RunResult& r, const std::string& needle) {
+// One line on stderr, from `program` (eventfs-record, eventfs-convert).
+inline ::testing::AssertionResult OneErrorLine(const RunResult& r, const std::string& needle,
+                                               const std::string& program = "eventfs-record") {
   if (!r.exited() || r.exit_code() == 0)
     return ::testing::AssertionFailure() << "expected a non-zero exit: " << r.describe();
   auto lines = split_lines(r.err);
   while (!lines.empty() && lines.back().empty()) lines.pop_back();
-  if (lines.size() != 1 || lines[0].rfind("eventfs-record: ", 0) != 0 ||
+  if (lines.size() != 1 || lines[0].rfind(program + ": ", 0) != 0 ||
       lines[0].find(needle) == std::string::npos)
-    return ::testing::AssertionFailure() << "expected one line 'eventfs-record: ...' with '" << needle
+    return ::testing::AssertionFailure() << "expected one line '" << program << ": ...' with '" << needle
                                          << "': " << r.describe();
   return ::testing::AssertionSuccess();
 }
