@@ -10,7 +10,7 @@ fi
 
 packages=(build-essential meson ninja-build pkg-config python3 libfuse3-dev fuse3
           libtracefs-dev libtraceevent-dev libfmt-dev libgtest-dev libbenchmark-dev
-          trace-cmd libtracecmd-dev libkshark-dev libjson-c-dev mandoc clang libclang-rt-14-dev babeltrace2
+          trace-cmd libtracecmd-dev libkshark-dev libjson-c-dev libzstd-dev zlib1g-dev mandoc clang libclang-rt-14-dev babeltrace2
           qemu-system-x86 busybox-static)
 missing=()
 for p in "${packages[@]}"; do
