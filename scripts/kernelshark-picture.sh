@@ -48,31 +48,46 @@ runuser -u nobody -- env HOME="$work/home" xvfb-run -a -s "-screen 0 1280x800x24
   kernelshark '$work/trace.dat' >/dev/null 2>&1 &
   ks=\$!
   sleep 12
-  xwd -root -silent > '$work/screen.xwd'
+  xwd -root -silent > '$work/home/screen.xwd'
   kill \$ks" || true
-[ -s "$work/screen.xwd" ] || { echo "kernelshark-picture: no screen was taken" >&2; exit 1; }
-xwdtopnm "$work/screen.xwd" 2>/dev/null > "$work/screen.ppm"
+[ -s "$work/home/screen.xwd" ] || { echo "kernelshark-picture: no screen was taken" >&2; exit 1; }
+xwdtopnm "$work/home/screen.xwd" 2>/dev/null | pamdepth 255 > "$work/screen.ppm"
 
-# The graph's lanes: among the lower two thirds of the picture, pixels of
-# strong colour (task colours, not the grey and white of the window).
-python3 - "$work/screen.ppm" <<'PY'
+# The window (the picture cropped to what is not the screen's black), and
+# its graph's lanes: in the band of the window where KernelShark draws the
+# CPUs, pixels of strong colour (task colours, not the grey and white of
+# the window).
+python3 - "$work/screen.ppm" "$work/window.ppm" <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()
 parts = data.split(b"\n", 3)
-if parts[0] != b"P6":
-    sys.exit("kernelshark-picture: the screen is not a P6 picture")
+if parts[0] != b"P6" or parts[2] != b"255":
+    sys.exit("kernelshark-picture: the screen is not a P6 picture of 8-bit samples")
 w, h = map(int, parts[1].split())
 pix = parts[3]
+def at(x, y):
+    i = 3 * (w * y + x)
+    return pix[i], pix[i + 1], pix[i + 2]
+cols = [x for x in range(w) if any(at(x, y) != (0, 0, 0) for y in range(0, h, 4))]
+rows = [y for y in range(h) if any(at(x, y) != (0, 0, 0) for x in range(0, w, 4))]
+if not cols or not rows:
+    sys.exit("kernelshark-picture: the screen is black")
+x0, x1, y0, y1 = cols[0], cols[-1] + 1, rows[0], rows[-1] + 1
+cw, ch = x1 - x0, y1 - y0
 coloured = 0
-for y in range(h // 3, h):
-    row = pix[3 * w * y: 3 * w * (y + 1)]
-    for x in range(0, w, 2):
-        r, g, b = row[3 * x], row[3 * x + 1], row[3 * x + 2]
+for y in range(y0 + ch // 4, y0 + 3 * ch // 5):
+    for x in range(x0, x1, 2):
+        r, g, b = at(x, y)
         if max(r, g, b) - min(r, g, b) > 60:
             coloured += 1
-print(f"kernelshark-picture: {coloured} strongly coloured pixels (every second column) in the graph part")
+print(f"kernelshark-picture: a window of {cw}x{ch}, {coloured} strongly coloured pixels "
+      "(every second column) where the CPU lanes are")
 if coloured < 2000:
     sys.exit("kernelshark-picture: the CPU lanes are not drawn")
+out = bytearray(f"P6\n{cw} {ch}\n255\n".encode())
+for y in range(y0, y1):
+    out += pix[3 * (w * y + x0): 3 * (w * y + x1)]
+open(sys.argv[2], "wb").write(out)
 PY
-pnmtopng "$work/screen.ppm" > "$out"
+pnmtopng "$work/window.ppm" > "$out"
 echo "kernelshark-picture: $out"
