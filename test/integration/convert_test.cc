@@ -11,6 +11,7 @@
 
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "support/dat_reader.h"
 #include "support/kernel_features.h"
@@ -130,6 +131,45 @@ Switches read_switches(const std::string& path, int cpus, const PingPongResult& 
   return out;
 }
 
+// A sched_switch as both readers can print it: CPU, time, pid, then the
+// fields as "prev_comm=X prev_pid=N prev_state=S next_comm=Y next_pid=M".
+using Printed = std::multiset<std::string>;
+
+// babeltrace2 --clock-cycles lines of sched_switch.
+Printed ctf_records(const std::string& out) {
+  static const std::regex re(
+      "^\\[0*(\\d+)\\] \\([^)]*\\) \\S+ sched_switch: \\{ cpu_id = (\\d+) \\}, \\{ pid = (-?\\d+) \\}, "
+      "\\{ prev_comm = \"(.*)\", prev_pid = (-?\\d+), prev_state = \\( \"(\\S)\" : container = \\d+ \\), "
+      "next_comm = \"(.*)\", next_pid = (-?\\d+) \\}$");
+  Printed p;
+  for (const auto& line : split_lines(out)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, re)) {
+      if (!line.empty()) p.insert("unread: " + line);
+      continue;
+    }
+    p.insert("cpu " + m[2].str() + " ts " + m[1].str() + " pid " + m[3].str() + " prev_comm=" + m[4].str() +
+             " prev_pid=" + m[5].str() + " prev_state=" + m[6].str() + " next_comm=" + m[7].str() +
+             " next_pid=" + m[8].str());
+  }
+  return p;
+}
+
+// The trace.dat's records through libtracecmd.
+Printed dat_records(const std::string& path) {
+  Printed p;
+  dat_reader* r = dat_reader_open(path.c_str());
+  if (!r) return p;
+  for (int cpu = 0; cpu < 64; ++cpu) {
+    dat_record rec;
+    while (dat_reader_next(r, cpu, &rec))
+      p.insert("cpu " + std::to_string(rec.cpu) + " ts " + std::to_string(rec.ts) + " pid " +
+               std::to_string(rec.pid) + " " + rec.info);
+  }
+  dat_reader_close(r);
+  return p;
+}
+
 class ConvertTest : public StreamTest {
  protected:
   void SetUp() override {
@@ -183,15 +223,13 @@ TEST_F(ConvertTest, ATraceCmdRecordingConvertsToWhatEventfsRecordRecordsValueFor
     if (line.find(": sched_switch:") != std::string::npos) ++printed;
   EXPECT_EQ(printed, converted.records);
 
-  // The same recording as CTF: babeltrace2 reads as many switches.
+  // The same recording as CTF: babeltrace2 prints every record the
+  // trace.dat conversion holds, the same CPU, time, task and values.
   c = convert({"-e", "sched_switch", "-o", conv_ctf, tc_dat});
   ASSERT_EQ(c.exit_code(), 0) << c.describe();
-  RunResult bt = eventfs_it::run({kBabeltrace, conv_ctf}, 60s);
+  RunResult bt = eventfs_it::run({kBabeltrace, "--clock-cycles", conv_ctf}, 60s);
   ASSERT_EQ(bt.exit_code(), 0) << bt.describe().substr(0, 2000);
-  std::size_t ctf = 0;
-  for (const auto& line : split_lines(bt.out))
-    if (line.find(" sched_switch: ") != std::string::npos) ++ctf;
-  EXPECT_EQ(ctf, converted.records);
+  EXPECT_EQ(ctf_records(bt.out), dat_records(conv_dat)) << "babeltrace2's records differ from trace-cmd's reader's";
 }
 
 TEST_F(ConvertTest, ListsWhatARecordingSuppliesAndBadInputIsOneLine) {
