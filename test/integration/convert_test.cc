@@ -88,14 +88,7 @@ class TraceCmdRecord {
 
 // The sched_switch records of a trace.dat, as libtracecmd reads them.
 bool switch_of(const dat_record& r, Switch& s) {
-  static const std::regex re("^prev_comm=(.*) prev_pid=(-?\\d+) prev_state=(\\S) next_comm=(.*) next_pid=(-?\\d+)$");
-  std::cmatch m;
-  if (std::string(r.name) != "sched_switch" || !std::regex_match(r.info, m, re)) return false;
-  s.prev_comm = m[1];
-  s.prev_pid = std::stoi(m[2]);
-  s.prev_state = m[3].str()[0];
-  s.next_comm = m[4];
-  s.next_pid = std::stoi(m[5]);
+  if (std::string(r.name) != "sched_switch" || !parse_switch_info(r.info, s)) return false;
   s.cpu = r.cpu;
   s.common_pid = r.pid;
   return true;

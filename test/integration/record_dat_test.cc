@@ -15,6 +15,7 @@
 #include "support/dat_reader.h"
 #include "support/kernel_features.h"
 #include "support/markers.h"
+#include "support/recorded_markers.h"
 #include "support/recorder_run.h"
 #include "support/sched_switch.h"
 #include "support/stream_fixture.h"
@@ -72,14 +73,7 @@ std::vector<KsEntry> kshark_entries(const std::string& path, RunResult& run) {
 // "prev_comm=X prev_pid=N prev_state=S next_comm=Y next_pid=M" (the format's
 // print fmt) -> Switch.
 bool switch_of(const dat_record& r, Switch& s) {
-  static const std::regex re("^prev_comm=(.*) prev_pid=(-?\\d+) prev_state=(\\S) next_comm=(.*) next_pid=(-?\\d+)$");
-  std::cmatch m;
-  if (std::string(r.name) != "sched_switch" || !std::regex_match(r.info, m, re)) return false;
-  s.prev_comm = m[1];
-  s.prev_pid = std::stoi(m[2]);
-  s.prev_state = m[3].str()[0];
-  s.next_comm = m[4];
-  s.next_pid = std::stoi(m[5]);
+  if (std::string(r.name) != "sched_switch" || !parse_switch_info(r.info, s)) return false;
   s.cpu = r.cpu;
   s.common_pid = r.pid;
   return true;
@@ -192,17 +186,12 @@ TEST_F(RecordDatTest, EveryMarkerOnceInOrderWithItsTaskAndCpuAlsoInKernelShark) 
   ASSERT_TRUE(m.Start());
   const int cpu = test_cpu();
   const std::string out = m.dir() / "rec.dat";
-  Recorder rec({"-m", m.path(), "-e", "mark*", "--format=trace.dat", "-o", out});
-  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
   constexpr int kMarkers = 2000;
-  MarkerWriteResult w = write_markers(instance_dir(m.instance()) + "/trace_marker", cpu, kMarkers, 10, 500us);
-  ASSERT_EQ(w.error, "");
-  ASSERT_EQ(w.written, kMarkers);
-  std::this_thread::sleep_for(300ms);
-  const int st = rec.Stop(SIGTERM);
-  const std::string err = rec.Stderr();
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << err;
-  EXPECT_NE(err.find("eventfs-record: " + std::to_string(kMarkers) + " events, 0 lost"), std::string::npos) << err;
+  MarkerRecording rec = record_markers(m, {"--format=trace.dat"}, out, cpu, kMarkers);
+  ASSERT_EQ(rec.failure, "");
+  EXPECT_TRUE(WIFEXITED(rec.status) && WEXITSTATUS(rec.status) == 0) << "status " << rec.status << "; " << rec.err;
+  EXPECT_NE(rec.err.find("eventfs-record: " + std::to_string(kMarkers) + " events, 0 lost"), std::string::npos)
+      << rec.err;
 
   DatRead dat = read_dat(out, cpu_list(mount_cpus(m.path())));
   ASSERT_TRUE(dat.opened);
@@ -212,7 +201,7 @@ TEST_F(RecordDatTest, EveryMarkerOnceInOrderWithItsTaskAndCpuAlsoInKernelShark) 
   for (const auto& r : dat.records) {
     std::cmatch t;
     const int n = std::regex_match(r.info, t, text_re) ? marker_number(strip_marker_end(t[1], '\n')) : -1;
-    if (std::string(r.name) != "marker" || n < 0 || r.cpu != cpu || r.pid != w.tid) {
+    if (std::string(r.name) != "marker" || n < 0 || r.cpu != cpu || r.pid != rec.tid) {
       if (odd.size() < 10)
         odd.push_back(std::string(r.name) + " on cpu" + std::to_string(r.cpu) + " pid " + std::to_string(r.pid) + ": " +
                       r.info);
@@ -220,7 +209,7 @@ TEST_F(RecordDatTest, EveryMarkerOnceInOrderWithItsTaskAndCpuAlsoInKernelShark) 
     }
     seq.push_back(n);
   }
-  EXPECT_TRUE(odd.empty()) << "writer tid " << w.tid << ": " << join(odd);
+  EXPECT_TRUE(odd.empty()) << "writer tid " << rec.tid << ": " << join(odd);
   std::vector<int> expected(kMarkers);
   for (int i = 0; i < kMarkers; ++i) expected[i] = i;
   EXPECT_TRUE(seq == expected) << seq.size() << " markers, not m-000000..m-" << kMarkers - 1 << " in order";
@@ -245,26 +234,17 @@ TEST_F(RecordDatTest, ALossShowsAsMissedEventsAndTraceCmdsEventsDropped) {
   MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
   const int cpu = test_cpu();
-  const std::string inst = instance_dir(m.instance());
   const std::string out = m.dir() / "rec.dat";
-  Recorder rec({"-m", m.path(), "-e", "marker", "-F", "trace.dat", "-o", out});
-  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
-  ASSERT_EQ(::kill(rec.pid(), SIGSTOP), 0);
   constexpr int kMarkers = 150000;  // more than the queue's 8 MiB of marker records
-  MarkerWriteResult w = write_markers(inst + "/trace_marker", cpu, kMarkers);
-  ASSERT_EQ(::kill(rec.pid(), SIGCONT), 0);
-  ASSERT_EQ(w.written, kMarkers);
-  const std::string kstats = inst + "/per_cpu/cpu" + std::to_string(cpu) + "/stats";
-  ASSERT_TRUE(wait_until([&] { return stat_value(slurp(kstats), "entries") == 0; }, 10s));
-  std::this_thread::sleep_for(300ms);
-  const int st = rec.Stop(SIGINT);
-  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << rec.Stderr();
+  MarkerRecording rec = record_marker_storm(m, {"-F", "trace.dat"}, out, cpu, kMarkers);
+  ASSERT_EQ(rec.failure, "");
+  ASSERT_TRUE(WIFEXITED(rec.status) && WEXITSTATUS(rec.status) == 0) << "status " << rec.status << "; " << rec.err;
   static const std::regex summary("eventfs-record: (\\d+) events, (\\d+) lost");
   std::smatch sm;
-  const std::string err = rec.Stderr();
-  ASSERT_TRUE(std::regex_search(err, sm, summary)) << err;
+  ASSERT_TRUE(std::regex_search(rec.err, sm, summary)) << rec.err;
   const long long events = std::stoll(sm[1]), lost = std::stoll(sm[2]);
-  ASSERT_GT(lost, 0) << err;
+  ASSERT_GT(lost, 0) << rec.err;
+  EXPECT_EQ(lost, rec.lost) << "the summary's loss is not the mount's";
 
   DatRead dat = read_dat(out, cpu_list(mount_cpus(m.path())));
   ASSERT_TRUE(dat.opened);

@@ -21,6 +21,7 @@
 #include "support/stream_reading.h"
 #include "support/sched_switch.h"
 #include "support/markers.h"
+#include "support/recorded_markers.h"
 #include "support/recorder_run.h"
 
 namespace eventfs_it {
@@ -303,17 +304,13 @@ TEST_F(RecordTest, EveryMarkerOnceInOrderWithItsTaskAndCpu) {
   ASSERT_TRUE(m.Start());
   const int cpu = test_cpu();
   const std::string out = m.dir() / "rec";
-  Recorder rec({"-m", m.path(), "-e", "mark*", "-o", out});
-  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
   constexpr int kMarkers = 2000;
-  MarkerWriteResult w = write_markers(instance_dir(m.instance()) + "/trace_marker", cpu, kMarkers, 10, 500us);
-  ASSERT_EQ(w.error, "");
-  ASSERT_EQ(w.written, kMarkers);
-  std::this_thread::sleep_for(300ms);
-  const int st = rec.Stop(SIGTERM);
-  const std::string err = rec.Stderr();
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << err;
-  EXPECT_NE(err.find("eventfs-record: " + std::to_string(kMarkers) + " events, 0 lost"), std::string::npos) << err;
+  MarkerRecording rec = record_markers(m, {}, out, cpu, kMarkers);
+  ASSERT_EQ(rec.failure, "");
+  EXPECT_TRUE(WIFEXITED(rec.status) && WEXITSTATUS(rec.status) == 0) << "status " << rec.status << "; " << rec.err;
+  EXPECT_NE(rec.err.find("eventfs-record: " + std::to_string(kMarkers) + " events, 0 lost"), std::string::npos)
+      << rec.err;
+  const pid_t writer = rec.tid;
 
   Babeltrace bt = babeltrace(out);
   ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);
@@ -324,7 +321,7 @@ TEST_F(RecordTest, EveryMarkerOnceInOrderWithItsTaskAndCpu) {
   for (const auto& e : bt.events) {
     auto text = e.fields.count("text") ? e.fields.at("text") : "";
     int n = marker_number(strip_marker_end(text, '\n'));
-    if (e.name != "marker" || n < 0 || e.cpu != cpu || e.pid != w.tid || e.fields.size() != 1) {
+    if (e.name != "marker" || n < 0 || e.cpu != cpu || e.pid != writer || e.fields.size() != 1) {
       if (odd.size() < 10)
         odd.push_back(e.name + " on cpu" + std::to_string(e.cpu) + " pid " + std::to_string(e.pid) + " text '" + text +
                       "'");
@@ -332,7 +329,7 @@ TEST_F(RecordTest, EveryMarkerOnceInOrderWithItsTaskAndCpu) {
     }
     seq.push_back(n);
   }
-  EXPECT_TRUE(odd.empty()) << "writer tid " << w.tid << ": " << join(odd);
+  EXPECT_TRUE(odd.empty()) << "writer tid " << writer << ": " << join(odd);
   std::vector<int> expected(kMarkers);
   for (int i = 0; i < kMarkers; ++i) expected[i] = i;
   EXPECT_TRUE(seq == expected) << seq.size() << " markers, not m-000000..m-" << kMarkers - 1 << " in order";
@@ -345,29 +342,14 @@ TEST_F(RecordTest, ALossWhileRecordingShowsAsBabeltracesDiscardedEventsWithEvent
   MountedEventfs& m = mm.m;
   ASSERT_TRUE(m.Start());
   const int cpu = test_cpu();
-  const std::string inst = instance_dir(m.instance());
-  const std::string stats = m / ("per_cpu/cpu" + std::to_string(cpu) + "/stats");
   const std::string out = m.dir() / "rec";
-  Recorder rec({"-m", m.path(), "-e", "marker", "-o", out});
-  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
-  const long long dropped_before = stat_value(slurp(stats), "dropped by eventfs");
-  const long long lost_before = stat_value(slurp(stats), "lost events");
-  ASSERT_EQ(::kill(rec.pid(), SIGSTOP), 0);
-  // More than the queue's 8 MiB of marker records.
-  constexpr int kMarkers = 150000;
-  MarkerWriteResult w = write_markers(inst + "/trace_marker", cpu, kMarkers);
-  ASSERT_EQ(::kill(rec.pid(), SIGCONT), 0);
-  ASSERT_EQ(w.written, kMarkers);
-  // Once eventfs has read the kernel's ring: its counts of this CPU's loss.
-  const std::string kstats = inst + "/per_cpu/cpu" + std::to_string(cpu) + "/stats";
-  ASSERT_TRUE(wait_until([&] { return stat_value(slurp(kstats), "entries") == 0; }, 10s));
-  std::this_thread::sleep_for(300ms);
-  const long long lost = stat_value(slurp(stats), "dropped by eventfs") - dropped_before +
-                         stat_value(slurp(stats), "lost events") - lost_before;
-  ASSERT_GT(lost, 0) << "the storm lost nothing: " << slurp(stats);
-  const int st = rec.Stop(SIGINT);
-  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << rec.Stderr();
-  EXPECT_NE(rec.Stderr().find(" " + std::to_string(lost) + " lost"), std::string::npos) << rec.Stderr();
+  constexpr int kMarkers = 150000;  // more than the queue's 8 MiB of marker records
+  MarkerRecording rec = record_marker_storm(m, {}, out, cpu, kMarkers);
+  ASSERT_EQ(rec.failure, "");
+  const long long lost = rec.lost;
+  ASSERT_GT(lost, 0) << "the storm lost nothing: " << slurp(m / ("per_cpu/cpu" + std::to_string(cpu) + "/stats"));
+  ASSERT_TRUE(WIFEXITED(rec.status) && WEXITSTATUS(rec.status) == 0) << "status " << rec.status << "; " << rec.err;
+  EXPECT_NE(rec.err.find(" " + std::to_string(lost) + " lost"), std::string::npos) << rec.err;
 
   Babeltrace bt = babeltrace(out);
   ASSERT_EQ(bt.run.exit_code(), 0) << describe(bt);

@@ -146,6 +146,18 @@ bool parse_switch_line(const std::string& line, Switch& out) {
   return true;
 }
 
+bool parse_switch_info(const std::string& info, Switch& out) {
+  static const std::regex re("^prev_comm=(.*) prev_pid=(-?\\d+) prev_state=(\\S) next_comm=(.*) next_pid=(-?\\d+)$");
+  std::smatch m;
+  if (!std::regex_match(info, m, re)) return false;
+  out.prev_comm = m[1];
+  out.prev_pid = std::stoi(m[2]);
+  out.prev_state = m[3].str()[0];
+  out.next_comm = m[4];
+  out.next_pid = std::stoi(m[5]);
+  return true;
+}
+
 bool parse_switch_payload(const std::string& p, Switch& out) {
   if (p.size() < 44) return false;
   auto text = [&](std::size_t off, std::size_t n) {

@@ -58,6 +58,11 @@ std::string compare_instances(const SwitchCounts& got, const SwitchCounts& want,
 // "<pid> [<cpu>] <secs>.<usecs>: sched_switch: prev_comm=... next_pid=N" -> Switch.
 bool parse_switch_line(const std::string& line, Switch& out);
 
+// The fields of a stable sched_switch as its trace.dat print fmt prints them
+// (eventfs-record -F trace.dat, eventfs-convert): "prev_comm=X prev_pid=N
+// prev_state=S next_comm=Y next_pid=M" -> Switch (its fields only).
+bool parse_switch_info(const std::string& info, Switch& out);
+
 // The stable sched_switch payload (record.h's example struct).
 bool parse_switch_payload(const std::string& p, Switch& out);
 
