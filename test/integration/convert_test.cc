@@ -19,6 +19,7 @@
 #include "support/sched_switch.h"
 #include "support/stream_fixture.h"
 #include "support/stream_util.h"
+#include "support/time_scale.h"
 
 namespace eventfs_it {
 namespace {
@@ -29,7 +30,7 @@ constexpr const char* kConvertBinary = EVENTFS_CONVERT_BINARY;
 constexpr const char* kTraceCmd = "/usr/bin/trace-cmd";
 constexpr const char* kBabeltrace = "/usr/bin/babeltrace2";
 
-RunResult convert(const std::vector<std::string>& args, std::chrono::milliseconds timeout = 60s) {
+RunResult convert(const std::vector<std::string>& args, std::chrono::milliseconds timeout = scaled(60s)) {
   std::vector<std::string> argv{kConvertBinary};
   argv.insert(argv.end(), args.begin(), args.end());
   return eventfs_it::run(argv, timeout);
@@ -69,7 +70,7 @@ class TraceCmdRecord {
     if (pid_ <= 0) return stopped_;
     ::kill(pid_, SIGINT);
     int st = 0;
-    stopped_ = wait_exit(pid_, 30s, st);
+    stopped_ = wait_exit(pid_, scaled(30s), st);
     if (!stopped_) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &st, 0);
@@ -180,9 +181,9 @@ TEST_F(ConvertTest, ATraceCmdRecordingConvertsToWhatEventfsRecordRecordsValueFor
   ASSERT_GT(cpus, 0);
   const std::string tc_dat = a.dir() / "tc.dat", rec_dat = a.dir() / "rec.dat";
   Recorder rec({"-m", a.path(), "-e", "sched_switch", "-F", "trace.dat", "-o", rec_dat});
-  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, 10s)) << rec.Stderr();
+  ASSERT_TRUE(wait_until([&] { return rec.Started(); }, scaled(10s))) << rec.Stderr();
   TraceCmdRecord tc(tc_dat, {"sched:sched_switch"});
-  ASSERT_TRUE(wait_until([&] { return tc.Recording("sched/sched_switch"); }, 20s)) << tc.Output();
+  ASSERT_TRUE(wait_until([&] { return tc.Recording("sched/sched_switch"); }, scaled(20s))) << tc.Output();
   PingPongResult pp = ping_pong(200, test_cpu());
   std::this_thread::sleep_for(50ms);
   ASSERT_TRUE(tc.Stop()) << tc.Output();
@@ -209,7 +210,7 @@ TEST_F(ConvertTest, ATraceCmdRecordingConvertsToWhatEventfsRecordRecordsValueFor
   EXPECT_GT(n, 300u);
   if (races > 0) std::cout << "[   NOTE   ] " << races << " switches with R in one instance and S or D in the other\n";
 
-  RunResult report = eventfs_it::run({kTraceCmd, "report", conv_dat}, 60s);
+  RunResult report = eventfs_it::run({kTraceCmd, "report", conv_dat}, scaled(60s));
   ASSERT_EQ(report.exit_code(), 0) << report.describe().substr(0, 2000);
   std::size_t printed = 0;
   for (const auto& line : split_lines(report.out))
@@ -220,7 +221,7 @@ TEST_F(ConvertTest, ATraceCmdRecordingConvertsToWhatEventfsRecordRecordsValueFor
   // trace.dat conversion holds, the same CPU, time, task and values.
   c = convert({"-e", "sched_switch", "-o", conv_ctf, tc_dat});
   ASSERT_EQ(c.exit_code(), 0) << c.describe();
-  RunResult bt = eventfs_it::run({kBabeltrace, "--clock-cycles", conv_ctf}, 60s);
+  RunResult bt = eventfs_it::run({kBabeltrace, "--clock-cycles", conv_ctf}, scaled(60s));
   ASSERT_EQ(bt.exit_code(), 0) << bt.describe().substr(0, 2000);
   EXPECT_EQ(ctf_records(bt.out), dat_records(conv_dat)) << "babeltrace2's records differ from trace-cmd's reader's";
 }
@@ -231,7 +232,7 @@ TEST_F(ConvertTest, ListsWhatARecordingSuppliesAndBadInputIsOneLine) {
   const std::string tc_dat = dir / "tc.dat";
   {
     TraceCmdRecord tc(tc_dat, {"sched:sched_switch", "sched:sched_wakeup"});
-    ASSERT_TRUE(wait_until([&] { return tc.Recording("sched/sched_switch"); }, 20s)) << tc.Output();
+    ASSERT_TRUE(wait_until([&] { return tc.Recording("sched/sched_switch"); }, scaled(20s))) << tc.Output();
     ASSERT_TRUE(tc.Stop()) << tc.Output();
   }
   RunResult l = convert({"-l", tc_dat});

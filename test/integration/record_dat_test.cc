@@ -21,6 +21,7 @@
 #include "support/stream_fixture.h"
 #include "support/stream_reading.h"
 #include "support/stream_util.h"
+#include "support/time_scale.h"
 
 namespace eventfs_it {
 namespace {
@@ -60,7 +61,7 @@ struct KsEntry {
 };
 
 std::vector<KsEntry> kshark_entries(const std::string& path, RunResult& run) {
-  run = eventfs_it::run({kKsharkEntries, path}, 60s);
+  run = eventfs_it::run({kKsharkEntries, path}, scaled(60s));
   std::vector<KsEntry> out;
   for (const auto& line : split_lines(run.out)) {
     std::istringstream is(line);
@@ -155,7 +156,7 @@ TEST_F(RecordDatTest, SchedSwitchOfTwoKnownThreadsMatchesALibtraceeventReaderInT
   EXPECT_EQ(dat.comms[pp.pong], "efs-pong");
 
   // trace-cmd report prints every record, the task of each by its name.
-  RunResult report = eventfs_it::run({kTraceCmd, "report", out}, 60s);
+  RunResult report = eventfs_it::run({kTraceCmd, "report", out}, scaled(60s));
   ASSERT_EQ(report.exit_code(), 0) << report.describe().substr(0, 2000);
   std::size_t printed = 0, named = 0;
   for (const auto& line : split_lines(report.out)) {
@@ -257,7 +258,7 @@ TEST_F(RecordDatTest, ALossShowsAsMissedEventsAndTraceCmdsEventsDropped) {
   EXPECT_EQ(missed, lost);
   EXPECT_EQ(markers + missed, kMarkers);
 
-  RunResult report = eventfs_it::run({kTraceCmd, "report", out}, 120s);
+  RunResult report = eventfs_it::run({kTraceCmd, "report", out}, scaled(120s));
   ASSERT_EQ(report.exit_code(), 0) << report.describe().substr(0, 2000);
   EXPECT_NE(report.out.find("EVENTS DROPPED"), std::string::npos) << "trace-cmd report shows no loss";
 }
