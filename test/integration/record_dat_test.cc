@@ -147,6 +147,7 @@ TEST_F(RecordDatTest, SchedSwitchOfTwoKnownThreadsMatchesALibtraceeventReaderInT
   ASSERT_EQ(reference.missed, 0) << "the reference instance lost events";
   for (const auto& s : reference.switches)
     if (ours(s)) ++want[key_of(s)];
+  EXPECT_GT(recorded.size(), 10u) << "few switches of the two threads recorded";
   int races = 0;
   EXPECT_EQ(compare_instances(recorded, want, kernel_reads_switch_state_per_probe(), &races), "")
       << "the trace.dat differs from the libtraceevent reader of the reference instance; " << rec.Stderr();
@@ -155,17 +156,27 @@ TEST_F(RecordDatTest, SchedSwitchOfTwoKnownThreadsMatchesALibtraceeventReaderInT
   EXPECT_EQ(dat.comms[pp.ping], "efs-ping");
   EXPECT_EQ(dat.comms[pp.pong], "efs-pong");
 
-  // trace-cmd report prints every record, the task of each by its name.
+  // trace-cmd report prints every record, the task of each by its name, and
+  // the same switches (its lines as trace_pipe's, once its column padding is
+  // taken out).
   RunResult report = eventfs_it::run({kTraceCmd, "report", out}, scaled(60s));
   ASSERT_EQ(report.exit_code(), 0) << report.describe().substr(0, 2000);
   std::size_t printed = 0, named = 0;
+  SwitchCounts reported;
+  static const std::regex lead("^ +"), before_cpu(" +\\["), after_name(": sched_switch: +");
   for (const auto& line : split_lines(report.out)) {
     if (line.find(": sched_switch:") == std::string::npos) continue;
     ++printed;
     if (line.find("efs-ping-" + std::to_string(pp.ping) + " ") != std::string::npos) ++named;
+    Switch s;
+    std::string plain = std::regex_replace(line, lead, "");
+    plain = std::regex_replace(plain, before_cpu, " [");
+    plain = std::regex_replace(plain, after_name, ": sched_switch: ");
+    if (parse_switch_line(plain, s) && ours(s)) ++reported[key_of(s)];
   }
   EXPECT_EQ(printed, dat.records.size());
   EXPECT_GT(named, 50u) << "trace-cmd report does not name efs-ping's records";
+  EXPECT_EQ(compare_instances(reported, recorded, false), "") << "trace-cmd report prints other switches";
 
   // KernelShark loads the same entries (its order is time across CPUs).
   RunResult ks;
