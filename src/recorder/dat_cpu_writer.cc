@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "recorder/dat_format.h"
+#include "recorder/write_all.h"
 
 namespace eventfs::recorder {
 
@@ -81,20 +82,13 @@ Status DatCpuWriter::write_out() {
     out_.clear();
     return fail(EBADF, fmt::format("{} is closed after an error", path_));
   }
-  std::size_t done = 0;
-  while (done < out_.size()) {
-    ssize_t n = ::write(fd_, out_.data() + done, out_.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = n < 0 ? errno : ENOSPC;
-      // Keep only whole pages.
-      [[maybe_unused]] int t = ::ftruncate(fd_, static_cast<off_t>(file_size_));
-      ::close(fd_);
-      fd_ = -1;
-      out_.clear();
-      return fail(e, fmt::format("writing {}: {}", path_, std::strerror(e)));
-    }
-    done += static_cast<std::size_t>(n);
+  if (Status s = write_all(fd_, out_.data(), out_.size(), path_); !s) {
+    // Keep only whole pages.
+    [[maybe_unused]] int t = ::ftruncate(fd_, static_cast<off_t>(file_size_));
+    ::close(fd_);
+    fd_ = -1;
+    out_.clear();
+    return s;
   }
   file_size_ += out_.size();
   out_.clear();

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "recorder/dat_format.h"
+#include "recorder/write_all.h"
 
 namespace eventfs::recorder {
 namespace {
@@ -56,20 +57,6 @@ bool host_is_big_endian() {
   unsigned char first;
   std::memcpy(&first, &one, 1);
   return first == 0;
-}
-
-Status write_all(int fd, const unsigned char* p, std::size_t n, const std::string& path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = w < 0 ? errno : ENOSPC;
-      return fail(e, fmt::format("writing {}: {}", path, std::strerror(e)));
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return {};
 }
 
 // Copies `size` bytes of `from` to the end of `fd`.

@@ -22,6 +22,7 @@
 #include "recorder/ring_page.h"
 #include "recorder/stream_writer.h"
 #include "recorder/tsdl.h"
+#include "recorder/write_all.h"
 
 namespace eventfs::recorder {
 namespace {
@@ -59,17 +60,10 @@ Status write_whole_file(const std::string& path, const std::string& text) {
     int e = errno;
     return errno_failure(e, "cannot create " + path);
   }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = n < 0 ? errno : ENOSPC;
-      ::close(fd);
-      ::unlink(path.c_str());
-      return errno_failure(e, "writing " + path);
-    }
-    done += static_cast<std::size_t>(n);
+  if (Status s = write_all(fd, text.data(), text.size(), path); !s) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return s;
   }
   if (::close(fd) != 0) {
     int e = errno;
