@@ -163,19 +163,25 @@ TEST_F(RecordDatTest, SchedSwitchOfTwoKnownThreadsMatchesALibtraceeventReaderInT
   ASSERT_EQ(report.exit_code(), 0) << report.describe().substr(0, 2000);
   std::size_t printed = 0, named = 0;
   SwitchCounts reported;
-  static const std::regex lead("^ +"), before_cpu(" +\\["), after_name(": sched_switch: +");
+  std::string unparsed;
+  static const std::regex lead("^ +"), around_cpu(" +\\[(\\d+)\\] +"), after_name(": sched_switch: +");
   for (const auto& line : split_lines(report.out)) {
     if (line.find(": sched_switch:") == std::string::npos) continue;
     ++printed;
     if (line.find("efs-ping-" + std::to_string(pp.ping) + " ") != std::string::npos) ++named;
     Switch s;
     std::string plain = std::regex_replace(line, lead, "");
-    plain = std::regex_replace(plain, before_cpu, " [");
+    plain = std::regex_replace(plain, around_cpu, " [$1] ");
     plain = std::regex_replace(plain, after_name, ": sched_switch: ");
-    if (parse_switch_line(plain, s) && ours(s)) ++reported[key_of(s)];
+    if (!parse_switch_line(plain, s)) {
+      if (unparsed.empty()) unparsed = line;
+      continue;
+    }
+    if (ours(s)) ++reported[key_of(s)];
   }
   EXPECT_EQ(printed, dat.records.size());
   EXPECT_GT(named, 50u) << "trace-cmd report does not name efs-ping's records";
+  EXPECT_EQ(unparsed, "") << "a line of trace-cmd report that is not a switch";
   EXPECT_EQ(compare_instances(reported, recorded, false), "") << "trace-cmd report prints other switches";
 
   // KernelShark loads the same entries (its order is time across CPUs).
