@@ -89,7 +89,8 @@ Result<recorder::MountLayout> layout_of(const Options& o, const Bound& b, const 
     recorder::Event e;
     e.name = bd.event->name;
     e.id = bd.event->id;
-    auto fields = recorder::parse_format(render_format(bd.event->format_fields()), e.name + "/format", &e.size, &e.end);
+    auto fields = recorder::parse_format(render_format(bd.event->format_fields()), e.name + "/format", &e.size, &e.end,
+                                         &e.align);
     if (!fields) return std::move(fields).error();
     e.fields = std::move(fields).value();
     l.available.push_back(e.name);
@@ -115,7 +116,7 @@ struct Walk {
   const ProjectionTable* table = nullptr;
   recorder::RecordingOutput* output = nullptr;
   const recorder::MountLayout* layout = nullptr;
-  std::map<std::uint32_t, std::pair<unsigned, unsigned>> ends;  // stable id -> end, padded
+  std::map<std::uint32_t, std::pair<unsigned, unsigned>> ends;  // stable id -> end, align
   std::map<int, std::unique_ptr<recorder::CpuSink>> sinks;
   std::vector<std::uint8_t> payload;
   ConvertSummary summary;
@@ -146,9 +147,9 @@ struct Walk {
     for (; p; p = table->next_same_raw(*p)) {
       payload.assign(p->payload_size() + 8, 0);
       p->project(r.data, r.size, payload.data());
-      const auto& [end, padded] = ends.at(p->stable_id());
+      const auto& [end, align] = ends.at(p->stable_id());
       if (Status st = s->add_event(r.ts, p->stable_id(), p->pid(r.data, r.size), payload.data(), p->payload_size(),
-                                   end, padded);
+                                   end, align);
           !st)
         return stop(std::move(st).error());
       ++summary.events;
@@ -194,7 +195,7 @@ Result<ConvertSummary> convert(const Options& o) {
   w.table = &table;
   w.output = output.get();
   w.layout = &*layout;
-  for (const auto& e : layout->events) w.ends[e.id] = {e.end, (e.end + 7u) / 8 * 8};
+  for (const auto& e : layout->events) w.ends[e.id] = {e.end, e.align};
   w.summary.chosen = chosen->size();
   const int walked = eventfs_dat_walk(
       o.input.c_str(), (*b)->header.big_endian != host_is_big_endian(),

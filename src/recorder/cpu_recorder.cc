@@ -15,7 +15,7 @@ namespace eventfs::recorder {
 
 CpuRecorder::CpuRecorder(const MountLayout& layout, int cpu, RecordControl& control)
     : layout_(layout), cpu_(cpu), control_(control) {
-  for (const auto& e : layout.events) kinds_[e.id] = Kind{e.size, e.end, (e.end + 7u) / 8 * 8};
+  for (const auto& e : layout.events) kinds_[e.id] = Kind{e.size, e.end, e.align};
 }
 
 CpuRecorder::~CpuRecorder() {
@@ -81,7 +81,7 @@ Status CpuRecorder::write_record(const unsigned char* p) {
   }
   const std::size_t have = EVENTFS_RECORD_PAYLOAD_SIZE(h);
   if (Status s = sink_->add_event(h->timestamp, h->id, h->pid, EVENTFS_RECORD_PAYLOAD(h),
-                                   std::min(have, k->second.size), k->second.end, k->second.padded);
+                                   std::min(have, k->second.size), k->second.end, k->second.align);
       !s)
     return s;
   events_.fetch_add(1, std::memory_order_relaxed);

@@ -87,7 +87,7 @@ class CpuRecorder {
 
  private:
   struct Kind {
-    std::size_t size = 0, end = 0, padded = 0;
+    std::size_t size = 0, end = 0, align = 1;
   };
   // Stops this recorder (and tells the others) on its first error.
   void stop_on(Error e);

@@ -14,10 +14,10 @@ class CpuSink {
   virtual ~CpuSink() = default;
 
   // An event of stable id `id`; `payload` holds `size` bytes; the format's
-  // fields end at `end` and the next event would start at `padded` (`end`
-  // rounded up to 8; zero-filled past `size`).
+  // fields end at `end` (what `size` lacks of it is zeros) and the largest
+  // of them is aligned to `align` bytes (1, 2, 4 or 8).
   virtual Status add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload,
-                           std::size_t size, std::size_t end, std::size_t padded) = 0;
+                           std::size_t size, std::size_t end, std::size_t align) = 0;
   // `count` events lost at `timestamp` (the time of what follows the gap).
   virtual Status add_lost(std::uint64_t timestamp, std::uint64_t count) = 0;
   // Writes what is still buffered; after it, nothing more is added.

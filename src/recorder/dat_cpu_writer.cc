@@ -34,9 +34,12 @@ Status DatCpuWriter::open(const std::string& path) {
 }
 
 Status DatCpuWriter::add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload,
-                               std::size_t size, std::size_t /*end*/, std::size_t padded) {
+                               std::size_t size, std::size_t end, std::size_t /*align*/) {
   auto it = ids_.find(id);
   if (it == ids_.end()) return {};
+  // The payload after the common fields, padded to 8 bytes as the
+  // daemon's records are.
+  const std::size_t padded = (end + 7) / 8 * 8;
   const std::size_t len = kDatCommonSize + padded;
   scratch_.assign(len, 0);
   const std::uint16_t type = it->second;

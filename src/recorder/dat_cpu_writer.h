@@ -34,7 +34,7 @@ class DatCpuWriter : public CpuSink {
   Status open(const std::string& path);
 
   Status add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload, std::size_t size,
-                   std::size_t end, std::size_t padded) override;
+                   std::size_t end, std::size_t align) override;
   Status add_lost(std::uint64_t timestamp, std::uint64_t count) override;
   Status finish() override;
   std::uint64_t bytes_written() const override { return file_size_; }

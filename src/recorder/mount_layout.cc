@@ -102,7 +102,8 @@ Field parse_format_line(const std::string& line, const std::string& where) {
   return f;
 }
 
-std::vector<Field> lay_out_format(const std::string& text, const std::string& what, unsigned* size, unsigned* end) {
+std::vector<Field> lay_out_format(const std::string& text, const std::string& what, unsigned* size, unsigned* end,
+                                  unsigned* align) {
   std::vector<Field> out;
   std::istringstream in(text);
   std::string line;
@@ -122,6 +123,7 @@ std::vector<Field> lay_out_format(const std::string& text, const std::string& wh
   }
   if (size) *size = round_up(offset, max_align);
   if (end) *end = offset;
+  if (align) *align = max_align;
   return out;
 }
 
@@ -241,9 +243,9 @@ NamedType named_type(const std::string& name, const std::string& text, const std
 }  // namespace
 
 Result<std::vector<Field>> parse_format(const std::string& text, const std::string& what, unsigned* size,
-                                        unsigned* end) {
+                                        unsigned* end, unsigned* align) {
   try {
-    return lay_out_format(text, what, size, end);
+    return lay_out_format(text, what, size, end, align);
   } catch (const Fail& f) {
     return fail(EINVAL, f.reason);
   }
@@ -431,7 +433,7 @@ Result<Event> read_event(const MountLayout& l, const std::string& name) {
   const std::string dir = l.mount + "/" + e.name;
   auto format = read_text(dir + "/format");
   if (!format) return std::move(format).error();
-  auto fields = parse_format(*format, dir + "/format", &e.size, &e.end);
+  auto fields = parse_format(*format, dir + "/format", &e.size, &e.end, &e.align);
   if (!fields) return std::move(fields).error();
   e.fields = std::move(fields).value();
   auto id_text = read_text(dir + "/id");

@@ -41,6 +41,7 @@ struct Event {
   std::vector<Field> fields;
   unsigned size = 0;  // the payload's size, rounded up to its largest align
   unsigned end = 0;   // where its last field ends (size without the trailing padding)
+  unsigned align = 1;  // its largest field's alignment: where the payload starts
 };
 
 struct MountLayout {
@@ -59,9 +60,9 @@ struct MountLayout {
 // Parses format-language lines into fields laid out by the rules of eventfs-format(5);
 // EINVAL with a reason naming `what` and the line on a line it cannot read.
 // `size` gets the record's size (rounded up to its largest align), `end` where
-// its last field ends.
+// its last field ends, `align` that largest align.
 Result<std::vector<Field>> parse_format(const std::string& text, const std::string& what, unsigned* size = nullptr,
-                                unsigned* end = nullptr);
+                                unsigned* end = nullptr, unsigned* align = nullptr);
 
 // Parses one types/ file; EINVAL with a reason naming `what`.
 Result<NamedType> parse_named_type(const std::string& name, const std::string& text, const std::string& what);

@@ -19,6 +19,8 @@ void put(unsigned char* at, T v) {
   std::memcpy(at, &v, sizeof v);
 }
 
+std::size_t round_up(std::size_t n, std::size_t align) { return (n + align - 1) / align * align; }
+
 }  // namespace
 
 StreamWriter::~StreamWriter() {
@@ -47,30 +49,41 @@ Status StreamWriter::open(const std::string& path, std::uint32_t cpu, std::size_
 void StreamWriter::start_packet(std::uint64_t timestamp) {
   used_ = kFirstEventOffset;
   content_ = kPacketHeaderSize + kPacketContextSize;
-  begin_ = end_ = std::max(timestamp, last_end_);
+  begin_ = end_ = clock_ = std::max(timestamp, last_end_);
 }
 
 Status StreamWriter::add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload,
-                             std::size_t size, std::size_t end, std::size_t padded) {
-  const std::size_t need = kEventHeadSize + padded;
-  if (used_ != 0 && used_ + need > packet_size_)
+                             std::size_t size, std::size_t end, std::size_t align) {
+  align = std::clamp<std::size_t>(align, 1, 8);
+  // Where the payload of an event whose header is at `at` starts, and where
+  // the next event would.
+  auto payload_at = [&](std::size_t at) { return round_up(at + kEventHeadSize, align); };
+  auto next_at = [&](std::size_t at) { return round_up(payload_at(at) + end, 4); };
+  if (used_ != 0 && (next_at(used_) > packet_size_ || timestamp >= clock_ + kEventClockSpan))
     if (Status s = flush(); !s) return s;
   if (used_ == 0) {
     start_packet(timestamp);
     // One event larger than a packet gets a packet of its own.
-    if (kFirstEventOffset + need > buf_.size()) buf_.resize(kFirstEventOffset + need);
+    if (next_at(kFirstEventOffset) > buf_.size()) buf_.resize(next_at(kFirstEventOffset));
   }
+  // A stream's records come in time order; one that did not would read
+  // 2^32 counts later than it is: it is taken to be at the clock's time.
+  timestamp = std::max(timestamp, clock_);
   unsigned char* at = buf_.data() + used_;
-  put<std::uint64_t>(at, timestamp);
-  put<std::uint32_t>(at + 8, id);
-  put<std::int32_t>(at + 12, pid);
-  std::memcpy(at + kEventHeadSize, payload, std::min(size, padded));
-  if (size < padded) std::memset(at + kEventHeadSize + size, 0, padded - size);
+  const std::size_t from = payload_at(used_), next = next_at(used_);
+  const std::size_t copied = std::min(size, end);
+  put<std::uint32_t>(at, static_cast<std::uint32_t>(timestamp));
+  put<std::uint32_t>(at + 4, id);
+  put<std::int32_t>(at + 8, pid);
+  std::memset(at + kEventHeadSize, 0, from - used_ - kEventHeadSize);
+  std::memcpy(buf_.data() + from, payload, copied);
+  std::memset(buf_.data() + from + copied, 0, next - from - copied);
   // A reader takes the packet's content to end where the last field does:
   // the padding after it is the packet's, not an event's.
-  content_ = used_ + kEventHeadSize + end;
-  used_ += need;
+  content_ = from + end;
+  used_ = next;
   end_ = std::max(end_, timestamp);
+  clock_ = timestamp;
   return {};
 }
 

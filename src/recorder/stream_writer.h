@@ -38,7 +38,7 @@ class StreamWriter : public CpuSink {
   // finish() writes the open packet (and an empty one carrying a loss not
   // yet written).
   Status add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload, std::size_t size,
-                   std::size_t end, std::size_t padded) override;
+                   std::size_t end, std::size_t align) override;
   Status add_lost(std::uint64_t timestamp, std::uint64_t count) override;
   Status finish() override;
 
@@ -58,6 +58,7 @@ class StreamWriter : public CpuSink {
   std::size_t used_ = 0;             // bytes of the open packet; 0: none open
   std::size_t content_ = 0;          // where its last event's fields end (content_size)
   std::uint64_t begin_ = 0, end_ = 0;  // the open packet's time stamps
+  std::uint64_t clock_ = 0;  // the time a reader of the open packet has reached
   std::uint64_t last_end_ = 0;       // timestamp_end of the last packet written
   std::uint64_t discarded_ = 0;      // cumulative lost events
   std::uint64_t discarded_written_ = 0;

@@ -103,9 +103,10 @@ std::string tsdl_metadata(const MountLayout& l, const std::string& hostname, con
       "\toffset = {};\n"
       "\tabsolute = false;\n"
       "}};\n\n"
-      "typealias integer {{ size = 64; align = 64; signed = false; map = clock.{}.value; }} := uint64_clock_t;\n\n",
+      "typealias integer {{ size = 64; align = 64; signed = false; map = clock.{}.value; }} := uint64_clock_t;\n"
+      "typealias integer {{ size = 32; align = 32; signed = false; map = clock.{}.value; }} := uint32_clock_t;\n\n",
       l.clock_decl.unit, clock, quoted("tracefs trace clock " + l.clock), l.clock_decl.freq, offset.seconds,
-      offset.counts, clock);
+      offset.counts, clock, clock);
   out += fmt::format(
       "stream {{\n"
       "\tid = 0;\n"
@@ -118,7 +119,7 @@ std::string tsdl_metadata(const MountLayout& l, const std::string& hostname, con
       "\t\tuint32_t cpu_id;\n"
       "\t}};\n"
       "\tevent.header := struct {{\n"
-      "\t\tuint64_clock_t timestamp;\n"
+      "\t\tuint32_clock_t timestamp;\n"
       "\t\tuint32_t id;\n"
       "\t}};\n"
       "\tevent.context := struct {{\n"
