@@ -15,7 +15,14 @@ namespace eventfs::recorder {
 
 CpuRecorder::CpuRecorder(const MountLayout& layout, int cpu, RecordControl& control)
     : layout_(layout), cpu_(cpu), control_(control) {
-  for (const auto& e : layout.events) kinds_[e.id] = Kind{e.size, e.end, e.align};
+  for (const auto& e : layout.events) {
+    if (e.id < kDenseIds) {
+      if (dense_kinds_.size() <= e.id) dense_kinds_.resize(e.id + 1);
+      dense_kinds_[e.id] = Kind{e.size, e.end, e.align, true};
+    } else {
+      kinds_[e.id] = Kind{e.size, e.end, e.align, true};
+    }
+  }
 }
 
 CpuRecorder::~CpuRecorder() {
@@ -58,33 +65,33 @@ Status CpuRecorder::write_record(const unsigned char* p) {
   // be the recording's own.
   const bool timeless_loss = h->id == EVENTFS_ID_LOST && h->timestamp == 0;
   if (h->timestamp < start_ && !timeless_loss) {
-    older_.fetch_add(1, std::memory_order_relaxed);
+    bump(older_, 1);
     return {};
   }
   if (h->timestamp >= end_.load(std::memory_order_relaxed) && !timeless_loss) {
     past_end_ = true;
-    newer_.fetch_add(1, std::memory_order_relaxed);
+    bump(newer_, 1);
     return {};
   }
   if (h->id == EVENTFS_ID_LOST) {
     eventfs_lost l;
     std::memcpy(&l, EVENTFS_RECORD_PAYLOAD(h), sizeof l);
     if (Status s = sink_->add_lost(h->timestamp, l.count); !s) return s;
-    lost_.fetch_add(l.count, std::memory_order_relaxed);
+    bump(lost_, l.count);
     return {};
   }
-  auto k = kinds_.find(h->id);
-  if (k == kinds_.end()) {
+  const Kind* k = kind_of(h->id);
+  if (!k) {
     // An event someone else enabled on the same mount: not asked for.
-    skipped_.fetch_add(1, std::memory_order_relaxed);
+    bump(skipped_, 1);
     return {};
   }
   const std::size_t have = EVENTFS_RECORD_PAYLOAD_SIZE(h);
   if (Status s = sink_->add_event(h->timestamp, h->id, h->pid, EVENTFS_RECORD_PAYLOAD(h),
-                                   std::min(have, k->second.size), k->second.end, k->second.align);
+                                   std::min(have, k->size), k->end, k->align);
       !s)
     return s;
-  events_.fetch_add(1, std::memory_order_relaxed);
+  bump(events_, 1);
   return {};
 }
 

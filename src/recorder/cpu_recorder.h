@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "error/result.h"
 #include "recorder/mount_layout.h"
@@ -88,7 +89,20 @@ class CpuRecorder {
  private:
   struct Kind {
     std::size_t size = 0, end = 0, align = 1;
+    bool chosen = false;
   };
+  // Ids below this are looked up in a vector (the catalog's are small).
+  static constexpr std::uint32_t kDenseIds = 4096;
+  const Kind* kind_of(std::uint32_t id) const {
+    if (id < dense_kinds_.size()) return dense_kinds_[id].chosen ? &dense_kinds_[id] : nullptr;
+    if (id < kDenseIds) return nullptr;
+    auto it = kinds_.find(id);
+    return it == kinds_.end() ? nullptr : &it->second;
+  }
+  // The reading thread alone changes the counters: no locked add is needed.
+  static void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n) {
+    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   // Stops this recorder (and tells the others) on its first error.
   void stop_on(Error e);
   Status write_record(const unsigned char* p);
@@ -101,7 +115,8 @@ class CpuRecorder {
   bool past_end_ = false;     // the reading thread's
   bool left_unread_ = false;  // the reading thread's, read once it is done
   std::size_t last_read_ = 0;  // the reading thread's
-  std::unordered_map<std::uint32_t, Kind> kinds_;
+  std::vector<Kind> dense_kinds_;
+  std::unordered_map<std::uint32_t, Kind> kinds_;  // the ids from kDenseIds on
   int fd_ = -1;
   std::string path_;
   std::optional<Error> error_;  // set by the reading thread, read after it is done
