@@ -135,37 +135,19 @@ int Controller::check_size(const std::string& where, std::string_view data) {
 
 // The caller holds the event lock of `dir`.
 KernelStatus Controller::set_enabled(const std::string& dir, const std::string& user, bool on) {
-  bool before, after, had;
-  {
-    std::lock_guard lock(state_mu_);
-    auto& users = enable_users_[dir];
-    before = !users.empty();
-    had = users.count(user) > 0;
-    if (on)
-      users.insert(user);
-    else
-      users.erase(user);
-    after = !users.empty();
-  }
+  const EnableUsers::Change change = enable_users_.set(dir, user, on);
   // Off for everyone, but on in the kernel: a fired enable_event trigger
   // leaves its target on when it is removed (as in tracefs). Switch it off.
   bool left_on = false;
-  if (!after)
+  if (!change.after)
     if (auto k = files_.read(dir + "/enable")) left_on = k->rfind("1", 0) == 0 && k->find('*') == std::string::npos;
-  if (before == after && !left_on) return {};
+  if (change.before == change.after && !left_on) return {};
   // The kernel records from its enable on: the stable events that do not
   // want those records say so first (when it stops, they are told after,
   // by the write's PublishOnExit).
-  if (after) publish_wanted();
-  KernelStatus written = kernel_write(dir + "/enable", after ? "1" : "0");
-  if (!written) {
-    std::lock_guard lock(state_mu_);
-    auto& users = enable_users_[dir];
-    if (had)
-      users.insert(user);
-    else
-      users.erase(user);
-  }
+  if (change.after) publish_wanted();
+  KernelStatus written = kernel_write(dir + "/enable", change.after ? "1" : "0");
+  if (!written) enable_users_.undo(dir, user, change);
   return written;
 }
 
@@ -174,16 +156,10 @@ void Controller::publish_wanted() {
   std::lock_guard publishing(publish_mu_);
   for (std::size_t i = 0; i < stable_.size(); ++i) {
     const Stable& s = stable_[i];
-    bool anyone, mine;
-    {
-      std::lock_guard lock(state_mu_);
-      auto users = enable_users_.find(s.dir);
-      anyone = users != enable_users_.end() && !users->second.empty();
-      mine = anyone && enabled_for(users->second, s.name);
-    }
+    const EnableUsers::Who who = enable_users_.who(s.dir, s.name);
     // Its own enable, or nobody's: then the raw records still in the ring
     // are from when it was on, and a reader opened later still gets them.
-    bool on = s.always_on || !anyone || mine;
+    bool on = s.always_on || !who.anyone || who.mine;
     if (!on)
       if (auto k = files_.read(s.dir + "/enable")) on = k->find('*') != std::string::npos;  // armed
     wanted_->set(i, on);
@@ -207,16 +183,10 @@ int Controller::read_enable(std::size_t index, std::string& out) {
     out = k;
     return 0;
   }
-  bool anyone, mine;
-  {
-    std::lock_guard lock(state_mu_);
-    auto users = enable_users_.find(s.dir);
-    anyone = users != enable_users_.end() && !users->second.empty();
-    mine = anyone && enabled_for(users->second, s.name);
-  }
+  const EnableUsers::Who who = enable_users_.who(s.dir, s.name);
   // On in the kernel with nobody's enable: left on by a removed trigger.
-  bool left_on = !anyone && k.rfind("1", 0) == 0;
-  out = mine || left_on ? "1\n" : "0\n";
+  bool left_on = !who.anyone && k.rfind("1", 0) == 0;
+  out = who.mine || left_on ? "1\n" : "0\n";
   return 0;
 }
 
@@ -225,12 +195,6 @@ static bool parse_bool(std::string_view data, bool& on) {
   if (v != "0" && v != "1") return false;
   on = v == "1";
   return true;
-}
-
-bool Controller::enabled_for(const std::set<std::string>& users, const std::string& name) {
-  const std::string own = "stable:" + name;
-  auto it = users.lower_bound(own);  // its own enable, then its holds ("stable:<name>#<n>")
-  return it != users.end() && (*it == own || it->rfind(own + "#", 0) == 0);
 }
 
 int Controller::enable_write(const std::string& where, const std::string& dir, const std::string& user,
@@ -244,11 +208,7 @@ int Controller::enable_write(const std::string& where, const std::string& dir, c
   if (hold && !held)
     return refuse(where, EINVAL, "hold needs an open file to last as long as", shown(data), 0);
   if (hold && *held) return 0;  // this open holds it already
-  std::string as = user;
-  if (hold) {
-    std::lock_guard lock(state_mu_);
-    as += fmt::format("#{}", ++next_hold_);
-  }
+  const std::string as = hold ? enable_users_.hold_of(user) : user;
   if (KernelStatus set = set_enabled(dir, as, on); !set)
     return kernel_refused(where, set.error(), shown(data), nullptr, 0);
   if (hold) *held = std::make_unique<EnableHold>(*this, dir, as);
@@ -280,7 +240,7 @@ int Controller::write_enable(std::size_t index, std::string_view data, Hold* hel
                               s.binding->raw.system, s.binding->raw.name),
                   shown(data), 0);
   }
-  return enable_write(where, s.dir, "stable:" + s.name, data, held);
+  return enable_write(where, s.dir, EnableUsers::stable_user(s.name), data, held);
 }
 
 int Controller::write_raw_enable(const std::string& system, const std::string& event, std::string_view data,
@@ -288,7 +248,7 @@ int Controller::write_raw_enable(const std::string& system, const std::string& e
   const std::string dir = raw_dir(system, event);
   auto locks = write_locks({dir});
   PublishOnExit publish{*this};
-  return enable_write(fmt::format("raw/{}/{}/enable", system, event), dir, "raw", data, held);
+  return enable_write(fmt::format("raw/{}/{}/enable", system, event), dir, EnableUsers::kRawUser, data, held);
 }
 
 // ---- filter

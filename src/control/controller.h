@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "control/captures.h"
+#include "control/enable_users.h"
 #include "control/error_log.h"
 #include "control/event_locks.h"
 #include "control/filter.h"
@@ -165,16 +166,13 @@ class Controller {
   // 0, or EINVAL (logged) for a write of a page or more.
   int check_size(const std::string& where, std::string_view data);
   KernelStatus set_enabled(const std::string& dir, const std::string& user, bool on);
-  // Enables or holds `dir` for `user` ("stable:<name>", "raw"; a hold adds
-  // "#<n>"), as write_enable() and write_raw_enable() were asked; the caller
-  // holds the event lock.
+  // Enables or holds `dir` for `user` (EnableUsers' names), as
+  // write_enable() and write_raw_enable() were asked; the caller holds the
+  // event lock.
   int enable_write(const std::string& where, const std::string& dir, const std::string& user, std::string_view data,
                    Hold* held);
   // Ends a hold (from its destructor).
   void end_hold(const std::string& dir, const std::string& user);
-  // Whether `users` (of one raw event) enable it for stable event `name`:
-  // its own enable or a hold through its file.
-  static bool enabled_for(const std::set<std::string>& users, const std::string& name);
   // Recomputes `wanted_` from the users and the kernel's soft-mode marks.
   void publish_wanted();
   struct PublishOnExit {
@@ -255,10 +253,9 @@ class Controller {
   std::vector<std::string> available_;
   KernelWriter kernel_;
   EventLockTable event_locks_;
+  EnableUsers enable_users_;
   std::mutex publish_mu_;  // one publish_wanted() at a time
   mutable std::mutex state_mu_;  // what follows
-  std::map<std::string, std::set<std::string>> enable_users_;  // dir -> users
-  unsigned long next_hold_ = 0;
   std::map<AppliedKey, Applied> applied_;
   struct AppliedFilter {
     std::string raw, stable;
