@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "control/event_name.h"
 #include "control/variables.h"
 #include "ring/ring.h"
 #include "tracefs/instance.h"
@@ -135,7 +136,7 @@ Result<int> InstanceCaptures::arm(const CaptureSpec& spec) {
   const int id = next_id_++;
   auto a = std::make_unique<Armed>();
   a->spec = spec;
-  a->event_dir = "events/" + spec.system + "/" + spec.event;
+  a->event_dir = EventName{spec.system, spec.event}.dir();
   auto opened = Instance::open(root_, fmt::format("{}-save{}", base_, id));
   if (!opened) return opened.error();
   a->instance = std::move(opened).value();

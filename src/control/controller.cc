@@ -89,7 +89,8 @@ Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const
     Stable s;
     s.binding = &b;
     s.name = b.event->name;
-    s.dir = raw_dir(b.raw.system, b.raw.name);
+    s.event = {b.raw.system, b.raw.name};
+    s.dir = s.event.dir();
     s.fields = filter_fields_of(b);
     for (const auto& [name, f] : s.fields) reserved_names_.insert(name);
     for (const auto& f : b.fields)
@@ -101,16 +102,12 @@ Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const
   for (const auto& sys : tracefs_.systems()) {
     auto events = tracefs_.events(sys);
     if (events.empty()) continue;
-    if (auto text = files_.read(raw_dir(sys, events[0]) + "/trigger")) {
+    if (auto text = files_.read(EventName{sys, events[0]}.dir() + "/trigger")) {
       available_ = available_triggers_from(*text);
       break;
     }
   }
   publish_wanted();
-}
-
-std::string Controller::raw_dir(const std::string& system, const std::string& event) const {
-  return "events/" + system + "/" + event;
 }
 
 int Controller::refuse(const std::string& where, int err, const std::string& message, std::string_view command,
@@ -197,7 +194,7 @@ static bool parse_bool(std::string_view data, bool& on) {
   return true;
 }
 
-int Controller::enable_write(const std::string& where, const std::string& dir, const std::string& user,
+int Controller::enable_write(const std::string& where, const EventName& ev, const std::string& user,
                              std::string_view data, Hold* held) {
   if (int e = check_size(where, data)) return e;
   const bool hold = trimmed(data) == "hold";
@@ -209,17 +206,17 @@ int Controller::enable_write(const std::string& where, const std::string& dir, c
     return refuse(where, EINVAL, "hold needs an open file to last as long as", shown(data), 0);
   if (hold && *held) return 0;  // this open holds it already
   const std::string as = hold ? enable_users_.hold_of(user) : user;
-  if (KernelStatus set = set_enabled(dir, as, on); !set)
+  if (KernelStatus set = set_enabled(ev.dir(), as, on); !set)
     return kernel_refused(where, set.error(), shown(data), nullptr, 0);
-  if (hold) *held = std::make_unique<EnableHold>(*this, dir, as);
+  if (hold) *held = std::make_unique<EnableHold>(*this, ev, as);
   return 0;
 }
 
-void Controller::end_hold(const std::string& dir, const std::string& user) {
-  auto locks = write_locks({dir});
+void Controller::end_hold(const EventName& ev, const std::string& user) {
+  auto locks = write_locks({ev.dir()});
   PublishOnExit publish{*this};
-  if (KernelStatus off = set_enabled(dir, user, false); !off)
-    log_.add_failure("enable", fmt::format("{}: the end of a hold could not disable it: {}", dir.substr(7),
+  if (KernelStatus off = set_enabled(ev.dir(), user, false); !off)
+    log_.add_failure("enable", fmt::format("{}: the end of a hold could not disable it: {}", ev.shown(),
                                            off.error().reason));
 }
 
@@ -240,15 +237,15 @@ int Controller::write_enable(std::size_t index, std::string_view data, Hold* hel
                               s.binding->raw.system, s.binding->raw.name),
                   shown(data), 0);
   }
-  return enable_write(where, s.dir, EnableUsers::stable_user(s.name), data, held);
+  return enable_write(where, s.event, EnableUsers::stable_user(s.name), data, held);
 }
 
 int Controller::write_raw_enable(const std::string& system, const std::string& event, std::string_view data,
                                  Hold* held) {
-  const std::string dir = raw_dir(system, event);
-  auto locks = write_locks({dir});
+  const EventName ev{system, event};
+  auto locks = write_locks({ev.dir()});
   PublishOnExit publish{*this};
-  return enable_write(fmt::format("raw/{}/{}/enable", system, event), dir, EnableUsers::kRawUser, data, held);
+  return enable_write(fmt::format("raw/{}/{}/enable", system, event), ev, EnableUsers::kRawUser, data, held);
 }
 
 // ---- filter
@@ -302,19 +299,20 @@ int Controller::write_filter(std::size_t index, std::string_view data) {
   std::lock_guard lock(state_mu_);
   filters_[s.dir] = {tf.raw, text, index};
   drop_use(s.dir, "");
-  if (!tf.variables.empty()) note_use({s.dir, "", text, &s, tf.variables, tf.raw});
+  if (!tf.variables.empty()) note_use({s.event, "", text, &s, tf.variables, tf.raw});
   return 0;
 }
 
 int Controller::write_raw_filter(const std::string& system, const std::string& event, std::string_view data) {
   std::shared_lock values(variables_mu_);
-  auto locks = write_locks({raw_dir(system, event)});
+  const EventName ev{system, event};
+  const std::string dir = ev.dir();
+  auto locks = write_locks({dir});
   std::string where = fmt::format("raw/{}/{}/filter", system, event);
   if (int e = check_size(where, data)) return e;
   std::string text = trimmed(data);
   if (text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
   if (int e = one_line(where, text)) return e;
-  std::string dir = raw_dir(system, event);
   TranslatedFilter tf;
   if (text == "0") {
     tf.raw = text;
@@ -329,7 +327,7 @@ int Controller::write_raw_filter(const std::string& system, const std::string& e
   std::lock_guard lock(state_mu_);
   filters_.erase(dir);
   drop_use(dir, "");
-  if (!tf.variables.empty()) note_use({dir, "", text, nullptr, tf.variables, tf.raw});
+  if (!tf.variables.empty()) note_use({ev, "", text, nullptr, tf.variables, tf.raw});
   return 0;
 }
 
@@ -503,7 +501,7 @@ int Controller::apply_triggers(const std::string& where, const Plan& plan, std::
 
 int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std::string& where,
                             const std::string& text, Plan& plan) {
-  if (t.is_save()) return plan_save(t, &s, s.dir, where, text, plan);
+  if (t.is_save()) return plan_save(t, &s, s.event, where, text, plan);
   if (int e = check_command(where, t, text)) return e;
   if (t.command == "hist" || t.command == "enable_hist" || t.command == "disable_hist")
     return refuse(where, EINVAL,
@@ -558,9 +556,10 @@ int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std:
   return 0;
 }
 
-int Controller::plan_raw(const std::string& dir, const TriggerCommand& t, const std::string& where,
+int Controller::plan_raw(const EventName& event, const TriggerCommand& t, const std::string& where,
                          const std::string& text, Plan& plan) {
-  if (t.is_save()) return plan_save(t, nullptr, dir, where, text, plan);
+  if (t.is_save()) return plan_save(t, nullptr, event, where, text, plan);
+  const std::string dir = event.dir();
   if (int e = check_command(where, t, text)) return e;
   Plan::Command c;
   c.filter_pos = t.filter_pos;
@@ -586,7 +585,8 @@ int Controller::plan_raw(const std::string& dir, const TriggerCommand& t, const 
       if (is_glob(tsys) ? fnmatch(tsys.c_str(), sys.c_str(), 0) != 0 : sys != tsys) continue;
       for (const auto& ev : tracefs_.events(sys))
         if (is_glob(tev) ? fnmatch(tev.c_str(), ev.c_str(), 0) == 0 : ev == tev) {
-          plan.writes.push_back({dir, t.kernel_text(sys + ":" + ev, raw_filter), raw_dir(sys, ev), t.remove, command});
+          plan.writes.push_back({dir, t.kernel_text(sys + ":" + ev, raw_filter), EventName{sys, ev}.dir(), t.remove,
+                                 command});
           plan.dirs.push_back(plan.writes.back().target_dir);
           plan.records.push_back({t.remove, t.command + ":" + sys + ":" + ev, raw_filter, "", trimmed(t.filter),
                                   c.filter.variables});
@@ -628,11 +628,11 @@ int Controller::write_trigger(std::size_t index, std::string_view data) {
     for (int id : armed) captures_->disarm(id);
     return e;
   }
-  finish_saves(s.dir, &s, plan, armed);
+  finish_saves(s.event, &s, plan, armed);
   std::lock_guard lock(state_mu_);
   for (const auto& r : plan.records) {
     drop_use(s.dir, r.identity);
-    if (!r.remove && !r.variables.empty()) note_use({s.dir, r.identity, r.stable_filter, &s, r.variables, r.raw_filter});
+    if (!r.remove && !r.variables.empty()) note_use({s.event, r.identity, r.stable_filter, &s, r.variables, r.raw_filter});
     if (r.remove) {
       for (auto it = applied_.begin(); it != applied_.end();)
         it = (std::get<0>(it->first) == s.dir && std::get<1>(it->first) == r.identity) ? applied_.erase(it) : std::next(it);
@@ -651,12 +651,13 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   auto parsed = parse_triggers(data, TargetStyle::Raw);
   if (!parsed) return refuse(where, EINVAL, with_available(parsed.error().message), text, parsed.error().pos);
   const std::vector<TriggerCommand>& commands = *parsed;
-  const std::string dir = raw_dir(system, event);
+  const EventName ev{system, event};
+  const std::string dir = ev.dir();
   Plan plan;
   plan.dirs.push_back(dir);
   plan.declared = declared_by_saves(commands);
   for (const auto& t : commands)
-    if (int e = plan_raw(dir, t, where, text, plan)) return e;
+    if (int e = plan_raw(ev, t, where, text, plan)) return e;
   if (int e = check_variable_uses(where, dir, plan)) return e;
   auto locks = write_locks(plan.dirs);
   PublishOnExit publish{*this};
@@ -666,11 +667,11 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
     for (int id : armed) captures_->disarm(id);
     return e;
   }
-  finish_saves(dir, nullptr, plan, armed);
+  finish_saves(ev, nullptr, plan, armed);
   std::lock_guard lock(state_mu_);
   for (const auto& r : plan.records) {
     drop_use(dir, r.identity);
-    if (!r.remove && !r.variables.empty()) note_use({dir, r.identity, r.stable_filter, nullptr, r.variables, r.raw_filter});
+    if (!r.remove && !r.variables.empty()) note_use({ev, r.identity, r.stable_filter, nullptr, r.variables, r.raw_filter});
   }
   return 0;
 }
@@ -730,7 +731,7 @@ int Controller::read_trigger(std::size_t index, std::string& out) {
 
 int Controller::read_raw(const std::string& system, const std::string& event, const std::string& file,
                          std::string& out) {
-  const std::string dir = raw_dir(system, event);
+  const std::string dir = EventName{system, event}.dir();
   auto lock = read_lock(dir);
   auto k = files_.read(dir + "/" + file);
   if (!k) return k.code();
@@ -781,7 +782,7 @@ int Controller::check_variable_uses(const std::string& where, const std::string&
   std::size_t kept = 0;
   {
     std::lock_guard lock(state_mu_);
-    for (const auto& u : var_uses_) kept += !(u.dir == dir && replaced.count(u.identity));
+    for (const auto& u : var_uses_) kept += !(u.event.dir() == dir && replaced.count(u.identity));
   }
   if (kept + adding <= kMaxVariableUses) return 0;
   return refuse(where, ENOSPC,
@@ -802,10 +803,10 @@ int Controller::check_variable_uses(const std::string& where, const std::string&
 }
 
 void Controller::drop_use(const std::string& dir, const std::string& identity) {
-  std::erase_if(var_uses_, [&](const VarUse& u) { return u.dir == dir && u.identity == identity; });
+  std::erase_if(var_uses_, [&](const VarUse& u) { return u.event.dir() == dir && u.identity == identity; });
 }
 
-int Controller::plan_save(const TriggerCommand& t, const Stable* s, const std::string& dir, const std::string& where,
+int Controller::plan_save(const TriggerCommand& t, const Stable* s, const EventName& ev, const std::string& where,
                           const std::string& text, Plan& plan) {
   Plan::Save sv;
   sv.remove = t.remove;
@@ -820,7 +821,7 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const std::s
   {
     std::lock_guard lock(state_mu_);
     there = std::any_of(saves_.begin(), saves_.end(),
-                        [&](const ArmedSave& a) { return a.dir == dir && a.variable == sv.variable; });
+                        [&](const ArmedSave& a) { return a.event == ev && a.variable == sv.variable; });
   }
   for (const auto& earlier : plan.saves)
     if (earlier.variable == sv.variable) there = !earlier.remove;
@@ -850,12 +851,11 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const std::s
       return refuse(where, EINVAL, "Field not found", text, field_pos);
     }
   } else {
-    const std::string system = dir.substr(7, dir.find('/', 7) - 7);
-    const std::string event = dir.substr(dir.find('/', 7) + 1);
-    auto format = tracefs_.read_format(system, event);
-    auto parsed = format ? parse_raw_format(system, *format) : Result<RawEvent>(format.error());
+    auto format = tracefs_.read_format(ev.system, ev.event);
+    auto parsed = format ? parse_raw_format(ev.system, *format) : Result<RawEvent>(format.error());
     if (!parsed)
-      return refuse(where, EINVAL, fmt::format("cannot read the format of {}:{}", system, event), text, sv.command_pos);
+      return refuse(where, EINVAL, fmt::format("cannot read the format of {}:{}", ev.system, ev.event), text,
+                    sv.command_pos);
     raw = std::move(parsed).value();
   }
   const RawField* f = raw.field(raw_name);
@@ -905,7 +905,7 @@ int Controller::arm_saves(const std::string& where, const Plan& plan, std::strin
   return 0;
 }
 
-void Controller::finish_saves(const std::string& dir, const Stable* s, const Plan& plan, const std::vector<int>& armed) {
+void Controller::finish_saves(const EventName& ev, const Stable* s, const Plan& plan, const std::vector<int>& armed) {
   std::vector<int> gone;
   {
     std::lock_guard lock(state_mu_);
@@ -913,7 +913,7 @@ void Controller::finish_saves(const std::string& dir, const Stable* s, const Pla
     for (const auto& sv : plan.saves) {
       if (sv.remove) {
         for (auto it = saves_.begin(); it != saves_.end();)
-          if (it->dir == dir && it->variable == sv.variable) {
+          if (it->event == ev && it->variable == sv.variable) {
             gone.push_back(it->id);
             it = saves_.erase(it);
           } else {
@@ -921,7 +921,7 @@ void Controller::finish_saves(const std::string& dir, const Stable* s, const Pla
           }
         continue;
       }
-      saves_.push_back({dir, sv.variable, sv.field, sv.condition, s, sv.variables, armed[k++], sv.spec.count.has_value()});
+      saves_.push_back({ev, sv.variable, sv.field, sv.condition, s, sv.variables, armed[k++], sv.spec.count.has_value()});
       variables_.try_emplace(sv.variable);  // unset until the first capture
     }
   }
@@ -931,7 +931,7 @@ void Controller::finish_saves(const std::string& dir, const Stable* s, const Pla
 std::string Controller::save_lines(const std::string& dir) const {
   std::string out;
   for (const auto& sv : saves_) {
-    if (sv.dir != dir) continue;
+    if (sv.event.dir() != dir) continue;
     std::string count = "unlimited";
     if (sv.counted) count = fmt::format("count={}", captures_ ? captures_->remaining(sv.id).value_or(0) : 0);
     out += fmt::format("save:{}={}:{}{}\n", sv.variable, sv.field, count,
@@ -945,7 +945,7 @@ std::string Controller::raw_with_names(const std::string& dir, const std::string
   if (file == "filter") {
     const std::string raw = trimmed(kernel);
     for (const auto& u : var_uses_)
-      if (u.dir == dir && u.identity.empty() && u.raw == raw) return u.text + "\n";
+      if (u.event.dir() == dir && u.identity.empty() && u.raw == raw) return u.text + "\n";
     return kernel;
   }
   const std::string saves = save_lines(dir);
@@ -956,7 +956,7 @@ std::string Controller::raw_with_names(const std::string& dir, const std::string
     if (auto at = line.find(" if "); at != std::string::npos) {
       const std::string filter = line.substr(at + 4), id = line_identity(line);
       for (const auto& u : var_uses_)
-        if (u.dir == dir && u.identity == id && u.raw == filter) {
+        if (u.event.dir() == dir && u.identity == id && u.raw == filter) {
           shown_line = line.substr(0, at + 4) + u.text;
           break;
         }
@@ -994,7 +994,7 @@ std::string Controller::reapply(const std::set<std::string>& changed, const std:
   {
     std::lock_guard lock(state_mu_);
     for (const auto& u : var_uses_)
-      if (touches(u.variables)) uses.emplace_back(u.dir, u.identity);
+      if (touches(u.variables)) uses.emplace_back(u.event.dir(), u.identity);
     for (const auto& sv : saves_)
       if (touches(sv.variables)) saves.push_back(sv.id);
   }
@@ -1008,27 +1008,27 @@ std::string Controller::reapply(const std::set<std::string>& changed, const std:
     {
       std::lock_guard lock(state_mu_);
       for (const auto& u : var_uses_)
-        if (u.dir == dir && u.identity == identity) now = u;
+        if (u.event.dir() == dir && u.identity == identity) now = u;
     }
     if (!now) continue;
     const VarUse& u = *now;
     auto translated = condition_to_raw(u.text, u.names);
     if (!translated || translated->raw == u.raw) continue;
     const TranslatedFilter& tf = *translated;
-    KernelStatus set = u.identity.empty() ? replace_filter(u.dir, tf.raw) : rewrite_trigger(u.dir, u.identity, u.raw, tf.raw);
+    KernelStatus set = u.identity.empty() ? replace_filter(u.event.dir(), tf.raw) : rewrite_trigger(u.event.dir(), u.identity, u.raw, tf.raw);
     if (!set) {
       if (first_error.empty()) first_error = set.reason();
       continue;
     }
     std::lock_guard lock(state_mu_);
     for (auto& v : var_uses_)
-      if (v.dir == u.dir && v.identity == u.identity && v.raw == u.raw) v.raw = tf.raw;
+      if (v.event.dir() == u.event.dir() && v.identity == u.identity && v.raw == u.raw) v.raw = tf.raw;
     if (u.identity.empty()) {
-      if (auto f = filters_.find(u.dir); f != filters_.end() && f->second.raw == u.raw) f->second.raw = tf.raw;
-    } else if (auto it = applied_.find({u.dir, u.identity, u.raw}); it != applied_.end()) {
+      if (auto f = filters_.find(u.event.dir()); f != filters_.end() && f->second.raw == u.raw) f->second.raw = tf.raw;
+    } else if (auto it = applied_.find({u.event.dir(), u.identity, u.raw}); it != applied_.end()) {
       Applied a = it->second;
       applied_.erase(it);
-      applied_[{u.dir, u.identity, tf.raw}] = a;
+      applied_[{u.event.dir(), u.identity, tf.raw}] = a;
     }
   }
   for (int id : saves) {
@@ -1092,12 +1092,12 @@ int Controller::write_variables(std::string_view data) {
       {
         std::lock_guard lock(state_mu_);
         for (const auto& u : var_uses_)
-          if (u.variables.count(c.name)) user = u.dir + "/" + (u.identity.empty() ? "filter" : "trigger");
+          if (u.variables.count(c.name)) user = u.event.shown() + "/" + (u.identity.empty() ? "filter" : "trigger");
         for (const auto& sv : saves_)
-          if (sv.variable == c.name || sv.variables.count(c.name)) user = sv.dir + "/trigger";
+          if (sv.variable == c.name || sv.variables.count(c.name)) user = sv.event.shown() + "/trigger";
       }
       if (!user.empty())
-        return refuse(where, EBUSY, fmt::format("'{}' is in use ({}): remove that first", c.name, user.substr(7)),
+        return refuse(where, EBUSY, fmt::format("'{}' is in use ({}): remove that first", c.name, user),
                       text, c.pos);
       after.erase(c.name);
     }

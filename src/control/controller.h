@@ -23,6 +23,7 @@
 
 #include "control/captures.h"
 #include "control/enable_users.h"
+#include "control/event_name.h"
 #include "control/error_log.h"
 #include "control/event_locks.h"
 #include "control/filter.h"
@@ -94,7 +95,8 @@ class Controller {
   struct Stable {
     const Binding* binding;
     std::string name;
-    std::string dir;  // "events/<sys>/<raw>" in the instance
+    EventName event;  // its raw event
+    std::string dir;  // event.dir()
     FilterFieldMap fields;
     std::map<std::string, std::string> raw_to_stable;
     bool always_on = false;  // the kernel records it unconditionally (ftrace:print has no enable)
@@ -169,10 +171,10 @@ class Controller {
   // Enables or holds `dir` for `user` (EnableUsers' names), as
   // write_enable() and write_raw_enable() were asked; the caller holds the
   // event lock.
-  int enable_write(const std::string& where, const std::string& dir, const std::string& user, std::string_view data,
+  int enable_write(const std::string& where, const EventName& ev, const std::string& user, std::string_view data,
                    Hold* held);
   // Ends a hold (from its destructor).
-  void end_hold(const std::string& dir, const std::string& user);
+  void end_hold(const EventName& ev, const std::string& user);
   // Recomputes `wanted_` from the users and the kernel's soft-mode marks.
   void publish_wanted();
   struct PublishOnExit {
@@ -190,19 +192,18 @@ class Controller {
   // Plans one command of a stable or raw trigger file (0, or a refusal).
   int plan_stable(const Stable& s, const TriggerCommand& t, const std::string& where, const std::string& text,
                   Plan& plan);
-  int plan_raw(const std::string& dir, const TriggerCommand& t, const std::string& where, const std::string& text,
+  int plan_raw(const EventName& ev, const TriggerCommand& t, const std::string& where, const std::string& text,
                Plan& plan);
   // Applies a plan all or nothing: on a refusal, what it applied is undone
   // newest first and the events its triggers may have switched are put back.
   int apply_triggers(const std::string& where, const Plan& plan, std::string_view text, const Stable* names);
   // state_mu_ held.
   std::string translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) const;
-  std::string raw_dir(const std::string& system, const std::string& event) const;
 
   // ---- variables
   // A filter or trigger condition that names variables, kept in step with them.
   struct VarUse {
-    std::string dir;
+    EventName event;
     std::string identity;  // "" for the event's filter, else the trigger's command[:target]
     std::string text;      // the condition as written
     const Stable* names;   // its field names' event; nullptr: the kernel's names
@@ -210,7 +211,8 @@ class Controller {
     std::string raw;  // what the kernel has
   };
   struct ArmedSave {
-    std::string dir, variable, field, condition;
+    EventName event;
+    std::string variable, field, condition;
     const Stable* names;
     std::set<std::string> variables;
     int id;
@@ -234,11 +236,11 @@ class Controller {
                           std::size_t adding, std::string_view text);
   int check_variable_uses(const std::string& where, const std::string& dir, const Plan& plan);
   void drop_use(const std::string& dir, const std::string& identity);
-  int plan_save(const TriggerCommand& t, const Stable* s, const std::string& dir, const std::string& where,
+  int plan_save(const TriggerCommand& t, const Stable* s, const EventName& ev, const std::string& where,
                 const std::string& text, Plan& plan);
   // Arms the plan's new saves; on a refusal disarms them again.
   int arm_saves(const std::string& where, const Plan& plan, std::string_view text, std::vector<int>& armed);
-  void finish_saves(const std::string& dir, const Stable* s, const Plan& plan, const std::vector<int>& armed);
+  void finish_saves(const EventName& ev, const Stable* s, const Plan& plan, const std::vector<int>& armed);
   std::string save_lines(const std::string& dir) const;  // state_mu_ held
   // Puts a trigger's condition `from` (raw) as `to`, keeping its count.
   KernelStatus rewrite_trigger(const std::string& dir, const std::string& identity, const std::string& from,
@@ -279,15 +281,16 @@ class Controller {
 
 class Controller::EnableHold {
  public:
-  EnableHold(Controller& c, std::string dir, std::string user)
-      : c_(c), dir_(std::move(dir)), user_(std::move(user)) {}
-  ~EnableHold() { c_.end_hold(dir_, user_); }
+  EnableHold(Controller& c, EventName ev, std::string user)
+      : c_(c), ev_(std::move(ev)), user_(std::move(user)) {}
+  ~EnableHold() { c_.end_hold(ev_, user_); }
   EnableHold(const EnableHold&) = delete;
   EnableHold& operator=(const EnableHold&) = delete;
 
  private:
   Controller& c_;
-  std::string dir_, user_;
+  EventName ev_;
+  std::string user_;
 };
 
 // Sets up the field renaming of one stable event (exposed for tests).
