@@ -606,72 +606,49 @@ int Controller::plan_raw(const EventName& event, const TriggerCommand& t, const 
 }
 
 int Controller::write_trigger(std::size_t index, std::string_view data) {
-  std::shared_lock values(variables_mu_);
   const Stable& s = stable_.at(index);
-  std::string where = s.name + "/trigger";
-  if (int e = check_size(where, data)) return e;
-  std::string text = shown(data);
-  auto parsed = parse_triggers(data, TargetStyle::Stable);
-  if (!parsed) return refuse(where, EINVAL, with_available(parsed.error().message), text, parsed.error().pos);
-  const std::vector<TriggerCommand>& commands = *parsed;
-  Plan plan;
-  plan.dirs.push_back(s.dir);
-  plan.declared = declared_by_saves(commands);
-  for (const auto& t : commands)
-    if (int e = plan_stable(s, t, where, text, plan)) return e;
-  if (int e = check_variable_uses(where, s.dir, plan)) return e;
-  auto locks = write_locks(plan.dirs);
-  PublishOnExit publish{*this};
-  std::vector<int> armed;
-  if (int e = arm_saves(where, plan, text, armed)) return e;
-  if (int e = apply_triggers(where, plan, text, &s)) {
-    for (int id : armed) captures_->disarm(id);
-    return e;
-  }
-  finish_saves(s.event, &s, plan, armed);
-  std::lock_guard lock(state_mu_);
-  for (const auto& r : plan.records) {
-    drop_use(s.dir, r.identity);
-    if (!r.remove && !r.variables.empty()) note_use({s.event, r.identity, r.stable_filter, &s, r.variables, r.raw_filter});
-    if (r.remove) {
-      for (auto it = applied_.begin(); it != applied_.end();)
-        it = (std::get<0>(it->first) == s.dir && std::get<1>(it->first) == r.identity) ? applied_.erase(it) : std::next(it);
-    } else {
-      applied_[{s.dir, r.identity, r.raw_filter}] = {r.stable_target, r.stable_filter, index};
-    }
-  }
-  return 0;
+  return write_triggers(s.name + "/trigger", s.event, &s, data);
 }
 
 int Controller::write_raw_trigger(const std::string& system, const std::string& event, std::string_view data) {
+  return write_triggers(fmt::format("raw/{}/{}/trigger", system, event), EventName{system, event}, nullptr, data);
+}
+
+int Controller::write_triggers(const std::string& where, const EventName& ev, const Stable* s, std::string_view data) {
   std::shared_lock values(variables_mu_);
-  std::string where = fmt::format("raw/{}/{}/trigger", system, event);
   if (int e = check_size(where, data)) return e;
   std::string text = shown(data);
-  auto parsed = parse_triggers(data, TargetStyle::Raw);
+  auto parsed = parse_triggers(data, s ? TargetStyle::Stable : TargetStyle::Raw);
   if (!parsed) return refuse(where, EINVAL, with_available(parsed.error().message), text, parsed.error().pos);
   const std::vector<TriggerCommand>& commands = *parsed;
-  const EventName ev{system, event};
   const std::string dir = ev.dir();
   Plan plan;
   plan.dirs.push_back(dir);
   plan.declared = declared_by_saves(commands);
   for (const auto& t : commands)
-    if (int e = plan_raw(ev, t, where, text, plan)) return e;
+    if (int e = s ? plan_stable(*s, t, where, text, plan) : plan_raw(ev, t, where, text, plan)) return e;
   if (int e = check_variable_uses(where, dir, plan)) return e;
   auto locks = write_locks(plan.dirs);
   PublishOnExit publish{*this};
   std::vector<int> armed;
   if (int e = arm_saves(where, plan, text, armed)) return e;
-  if (int e = apply_triggers(where, plan, text, nullptr)) {
+  if (int e = apply_triggers(where, plan, text, s)) {
     for (int id : armed) captures_->disarm(id);
     return e;
   }
-  finish_saves(ev, nullptr, plan, armed);
+  finish_saves(ev, s, plan, armed);
   std::lock_guard lock(state_mu_);
   for (const auto& r : plan.records) {
     drop_use(dir, r.identity);
-    if (!r.remove && !r.variables.empty()) note_use({ev, r.identity, r.stable_filter, nullptr, r.variables, r.raw_filter});
+    if (!r.remove && !r.variables.empty()) note_use({ev, r.identity, r.stable_filter, s, r.variables, r.raw_filter});
+    if (!s) continue;  // (raw/ reads the kernel's own words back)
+    if (r.remove) {
+      for (auto it = applied_.begin(); it != applied_.end();)
+        it = (std::get<0>(it->first) == dir && std::get<1>(it->first) == r.identity) ? applied_.erase(it) : std::next(it);
+    } else {
+      applied_[{dir, r.identity, r.raw_filter}] = {r.stable_target, r.stable_filter,
+                                                   static_cast<std::size_t>(s - stable_.data())};
+    }
   }
   return 0;
 }

@@ -194,6 +194,9 @@ class Controller {
                   Plan& plan);
   int plan_raw(const EventName& ev, const TriggerCommand& t, const std::string& where, const std::string& text,
                Plan& plan);
+  // A write of the trigger file of `ev` in the names of `s` (nullptr: raw/,
+  // the kernel's names): planned whole, then applied all or nothing.
+  int write_triggers(const std::string& where, const EventName& ev, const Stable* s, std::string_view data);
   // Applies a plan all or nothing: on a refusal, what it applied is undone
   // newest first and the events its triggers may have switched are put back.
   int apply_triggers(const std::string& where, const Plan& plan, std::string_view text, const Stable* names);
