@@ -358,13 +358,13 @@ std::string Controller::with_available(const std::string& message) const {
   return fmt::format("{} (available: {})", message, join(available_));
 }
 
-int Controller::check_command(const std::string& where, const TriggerCommand& t, std::string_view text) {
+Controller::Planned Controller::check_command(const TriggerCommand& t) const {
   if (!contains(available_, t.command))
-    return refuse(where, EINVAL,
-                  fmt::format("Command '{}' is not available on this kernel (available: {})", t.command,
-                              join(available_)),
-                  text, t.command_pos);
-  return 0;
+    return Refusal{EINVAL,
+                   fmt::format("Command '{}' is not available on this kernel (available: {})", t.command,
+                               join(available_)),
+                   t.command_pos};
+  return {};
 }
 
 namespace {
@@ -499,15 +499,14 @@ int Controller::apply_triggers(const std::string& where, const Plan& plan, std::
   return 0;
 }
 
-int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std::string& where,
-                            const std::string& text, Plan& plan) {
-  if (t.is_save()) return plan_save(t, &s, s.event, where, text, plan);
-  if (int e = check_command(where, t, text)) return e;
+Controller::Planned Controller::plan_stable(const Stable& s, const TriggerCommand& t, Plan& plan) const {
+  if (t.is_save()) return plan_save(t, &s, s.event, plan);
+  if (Planned ok = check_command(t); !ok) return ok;
   if (t.command == "hist" || t.command == "enable_hist" || t.command == "disable_hist")
-    return refuse(where, EINVAL,
-                  fmt::format("'{}' triggers name raw fields: use raw/{}/{}/trigger", t.command,
-                              s.binding->raw.system, s.binding->raw.name),
-                  text, t.command_pos);
+    return Refusal{EINVAL,
+                   fmt::format("'{}' triggers name raw fields: use raw/{}/{}/trigger", t.command,
+                               s.binding->raw.system, s.binding->raw.name),
+                   t.command_pos};
   // Targets: one kernel target per raw event the matching stable events use.
   struct Target {
     std::string kernel, stable, dir;
@@ -523,10 +522,10 @@ int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std:
       if (!seen) targets.push_back({k, other.name, other.dir});
     }
     if (targets.empty())
-      return refuse(where, EINVAL,
-                    is_glob(t.target) ? fmt::format("No stable event matches '{}'", t.target)
-                                      : fmt::format("Unknown event '{}' (see available_events)", t.target),
-                    text, t.target_pos);
+      return Refusal{EINVAL,
+                     is_glob(t.target) ? fmt::format("No stable event matches '{}'", t.target)
+                                       : fmt::format("Unknown event '{}' (see available_events)", t.target),
+                     t.target_pos};
   } else {
     targets.push_back({"", "", ""});
   }
@@ -537,37 +536,36 @@ int Controller::plan_stable(const Stable& s, const TriggerCommand& t, const std:
   if (t.has_filter) {
     auto translated = condition_to_raw(t.filter, &s, plan.declared);
     if (!translated)
-      return refuse(where, EINVAL, translated.error().message, text, t.filter_pos + translated.error().pos);
+      return Refusal{EINVAL, translated.error().message, t.filter_pos + translated.error().pos};
     c.filter = std::move(translated).value();
   }
   for (const auto& tg : targets) {
     KernelWrite w{s.dir, t.kernel_text(tg.kernel, c.filter.raw), tg.dir, t.remove, plan.commands.size()};
     if (w.text.size() >= kPageSize)
-      return refuse(where, EINVAL,
-                    fmt::format("Command too long in the kernel's names ({} bytes; the limit is {})", w.text.size(),
-                                kPageSize - 1),
-                    text, t.command_pos);
+      return Refusal{EINVAL,
+                     fmt::format("Command too long in the kernel's names ({} bytes; the limit is {})",
+                                 w.text.size(), kPageSize - 1),
+                     t.command_pos};
     if (!tg.dir.empty()) plan.dirs.push_back(tg.dir);
     plan.writes.push_back(std::move(w));
     plan.records.push_back({t.remove, t.command + (tg.kernel.empty() ? "" : ":" + tg.kernel), c.filter.raw, tg.stable,
                             t.has_filter ? trimmed(t.filter) : "", c.filter.variables});
   }
   plan.commands.push_back(std::move(c));
-  return 0;
+  return {};
 }
 
-int Controller::plan_raw(const EventName& event, const TriggerCommand& t, const std::string& where,
-                         const std::string& text, Plan& plan) {
-  if (t.is_save()) return plan_save(t, nullptr, event, where, text, plan);
+Controller::Planned Controller::plan_raw(const EventName& event, const TriggerCommand& t, Plan& plan) const {
+  if (t.is_save()) return plan_save(t, nullptr, event, plan);
   const std::string dir = event.dir();
-  if (int e = check_command(where, t, text)) return e;
+  if (Planned ok = check_command(t); !ok) return ok;
   Plan::Command c;
   c.filter_pos = t.filter_pos;
   std::string raw_filter = t.filter;
   if (t.has_filter && t.command.find("hist") == std::string::npos) {
     auto translated = condition_to_raw(t.filter, nullptr, plan.declared);
     if (!translated)
-      return refuse(where, EINVAL, translated.error().message, text, t.filter_pos + translated.error().pos);
+      return Refusal{EINVAL, translated.error().message, t.filter_pos + translated.error().pos};
     c.filter = std::move(translated).value();
     raw_filter = c.filter.raw;
     c.has_filter = !c.filter.variables.empty();  // (error positions need the mapping only then)
@@ -593,16 +591,16 @@ int Controller::plan_raw(const EventName& event, const TriggerCommand& t, const 
         }
     }
     if (plan.writes.size() == first)
-      return refuse(where, EINVAL,
-                    is_glob(t.target) ? fmt::format("No event matches '{}'", t.target)
-                                      : fmt::format("Unknown event '{}'", t.target),
-                    text, t.target_pos);
+      return Refusal{EINVAL,
+                     is_glob(t.target) ? fmt::format("No event matches '{}'", t.target)
+                                       : fmt::format("Unknown event '{}'", t.target),
+                     t.target_pos};
   } else {
     plan.writes.push_back({dir, t.kernel_text("", raw_filter), "", t.remove, command});
     plan.records.push_back({t.remove, t.command, raw_filter, "", trimmed(t.filter), c.filter.variables});
   }
   plan.commands.push_back(std::move(c));
-  return 0;
+  return {};
 }
 
 int Controller::write_trigger(std::size_t index, std::string_view data) {
@@ -614,6 +612,16 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   return write_triggers(fmt::format("raw/{}/{}/trigger", system, event), EventName{system, event}, nullptr, data);
 }
 
+Result<Controller::Plan, Controller::Refusal> Controller::plan_triggers(
+    const EventName& ev, const Stable* s, const std::vector<TriggerCommand>& commands) const {
+  Plan plan;
+  plan.dirs.push_back(ev.dir());
+  plan.declared = declared_by_saves(commands);
+  for (const auto& t : commands)
+    if (Planned ok = s ? plan_stable(*s, t, plan) : plan_raw(ev, t, plan); !ok) return std::move(ok).error();
+  return plan;
+}
+
 int Controller::write_triggers(const std::string& where, const EventName& ev, const Stable* s, std::string_view data) {
   std::shared_lock values(variables_mu_);
   if (int e = check_size(where, data)) return e;
@@ -622,11 +630,9 @@ int Controller::write_triggers(const std::string& where, const EventName& ev, co
   if (!parsed) return refuse(where, EINVAL, with_available(parsed.error().message), text, parsed.error().pos);
   const std::vector<TriggerCommand>& commands = *parsed;
   const std::string dir = ev.dir();
-  Plan plan;
-  plan.dirs.push_back(dir);
-  plan.declared = declared_by_saves(commands);
-  for (const auto& t : commands)
-    if (int e = s ? plan_stable(*s, t, where, text, plan) : plan_raw(ev, t, where, text, plan)) return e;
+  Result<Plan, Refusal> planned = plan_triggers(ev, s, commands);
+  if (!planned) return refuse(where, planned.error().code, planned.error().reason, text, planned.error().caret);
+  const Plan& plan = *planned;
   if (int e = check_variable_uses(where, dir, plan)) return e;
   auto locks = write_locks(plan.dirs);
   PublishOnExit publish{*this};
@@ -783,16 +789,16 @@ void Controller::drop_use(const std::string& dir, const std::string& identity) {
   std::erase_if(var_uses_, [&](const VarUse& u) { return u.event.dir() == dir && u.identity == identity; });
 }
 
-int Controller::plan_save(const TriggerCommand& t, const Stable* s, const EventName& ev, const std::string& where,
-                          const std::string& text, Plan& plan) {
+Controller::Planned Controller::plan_save(const TriggerCommand& t, const Stable* s, const EventName& ev,
+                                          Plan& plan) const {
   Plan::Save sv;
   sv.remove = t.remove;
   sv.variable = t.save_variable();
   sv.field = t.save_field();
   sv.command_pos = t.command_pos - (t.remove ? 1 : 0);
   if (!captures_)
-    return refuse(where, EOPNOTSUPP, "save needs the kernel's tracefs: eventfs captures from the event's records", text,
-                  sv.command_pos);
+    return Refusal{EOPNOTSUPP, "save needs the kernel's tracefs: eventfs captures from the event's records",
+                   sv.command_pos};
   // Whether the save is there at this point of the write.
   bool there;
   {
@@ -803,17 +809,18 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const EventN
   for (const auto& earlier : plan.saves)
     if (earlier.variable == sv.variable) there = !earlier.remove;
   if (sv.remove) {
-    if (!there) return refuse(where, ENOENT, fmt::format("No save of '{}' on this event", sv.variable), text, sv.command_pos);
+    if (!there) return Refusal{ENOENT, fmt::format("No save of '{}' on this event", sv.variable), sv.command_pos};
     plan.saves.push_back(std::move(sv));
     plan.commands.emplace_back();
-    return 0;
+    return {};
   }
   if (there)
-    return refuse(where, EEXIST,
-                  fmt::format("File exists: 'save:{}' is set already (one save per variable and event)", sv.variable),
-                  text, sv.command_pos);
+    return Refusal{EEXIST,
+                   fmt::format("File exists: 'save:{}' is set already (one save per variable and event)",
+                               sv.variable),
+                   sv.command_pos};
   if (std::string why = variable_name_problem(sv.variable, reserved_names_); !why.empty())
-    return refuse(where, EINVAL, why, text, t.target_pos);
+    return Refusal{EINVAL, why, t.target_pos};
   const std::size_t field_pos = t.target_pos + sv.variable.size() + 1;
   RawEvent raw;
   std::string raw_name = sv.field;
@@ -821,29 +828,30 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const EventN
     raw = s->binding->raw;
     if (auto it = s->fields.find(sv.field); it != s->fields.end()) {
       if (it->second.task_state)
-        return refuse(where, EINVAL, fmt::format("'{}' is computed from the task state; save takes a field as the kernel records it", sv.field),
-                      text, field_pos);
+        return Refusal{EINVAL,
+                       fmt::format("'{}' is computed from the task state; save takes a field as the kernel records it",
+                                   sv.field),
+                       field_pos};
       raw_name = it->second.raw_name;
     } else if (sv.field.rfind("common_", 0) != 0) {
-      return refuse(where, EINVAL, "Field not found", text, field_pos);
+      return Refusal{EINVAL, "Field not found", field_pos};
     }
   } else {
     auto format = tracefs_.read_format(ev.system, ev.event);
     auto parsed = format ? parse_raw_format(ev.system, *format) : Result<RawEvent>(format.error());
     if (!parsed)
-      return refuse(where, EINVAL, fmt::format("cannot read the format of {}:{}", ev.system, ev.event), text,
-                    sv.command_pos);
+      return Refusal{EINVAL, fmt::format("cannot read the format of {}:{}", ev.system, ev.event), sv.command_pos};
     raw = std::move(parsed).value();
   }
   const RawField* f = raw.field(raw_name);
-  if (!f) return refuse(where, EINVAL, "Field not found", text, field_pos);
+  if (!f) return Refusal{EINVAL, "Field not found", field_pos};
   if (f->shape != FieldShape::Scalar || (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8))
-    return refuse(where, EINVAL, fmt::format("save takes an integer field; '{}' is not one", sv.field), text, field_pos);
+    return Refusal{EINVAL, fmt::format("save takes an integer field; '{}' is not one", sv.field), field_pos};
   if (t.count) sv.spec.count = std::stoull(*t.count);
   if (t.has_filter) {
     auto translated = condition_to_raw(t.filter, s, plan.declared);
     if (!translated)
-      return refuse(where, EINVAL, translated.error().message, text, t.filter_pos + translated.error().pos);
+      return Refusal{EINVAL, translated.error().message, t.filter_pos + translated.error().pos};
     const TranslatedFilter& tf = *translated;
     sv.spec.raw_filter = tf.raw;
     sv.condition = trimmed(t.filter);
@@ -860,12 +868,11 @@ int Controller::plan_save(const TriggerCommand& t, const Stable* s, const EventN
   {
     std::lock_guard lock(state_mu_);
     if (!variables_.count(sv.variable) && variables_.size() >= kMaxVariables)
-      return refuse(where, ENOSPC, fmt::format("Too many variables (the limit is {})", kMaxVariables), text,
-                    t.target_pos);
+      return Refusal{ENOSPC, fmt::format("Too many variables (the limit is {})", kMaxVariables), t.target_pos};
   }
   plan.saves.push_back(std::move(sv));
   plan.commands.emplace_back();
-  return 0;
+  return {};
 }
 
 int Controller::arm_saves(const std::string& where, const Plan& plan, std::string_view text, std::vector<int>& armed) {

@@ -183,17 +183,28 @@ class Controller {
   };
   KernelStatus replace_filter(const std::string& dir, const std::string& raw);
   int one_line(const std::string& where, const std::string& text);
-  int check_command(const std::string& where, const TriggerCommand& t, std::string_view text);
+  // A refusal found while planning a write, before anything is applied:
+  // the errno, error_log's message and where its caret goes in the write.
+  // Planning returns it; the write's entry point logs it and answers its errno.
+  struct Refusal {
+    int code = EINVAL;
+    std::string reason;
+    std::size_t caret = 0;
+  };
+  using Planned = Result<void, Refusal>;
+  Planned check_command(const TriggerCommand& t) const;
   std::string with_available(const std::string& message) const;
   // A trigger the kernel would refuse as a duplicate: one of the same kind
   // (and target) already on the event and not removed earlier in the write,
   // or added earlier in it. Empty if none.
   std::string duplicate_of(const Plan& plan, std::size_t index, const Stable* names) const;
-  // Plans one command of a stable or raw trigger file (0, or a refusal).
-  int plan_stable(const Stable& s, const TriggerCommand& t, const std::string& where, const std::string& text,
-                  Plan& plan);
-  int plan_raw(const EventName& ev, const TriggerCommand& t, const std::string& where, const std::string& text,
-               Plan& plan);
+  // Plans the commands of a write to the trigger file of `ev`, in the names
+  // of `s` (nullptr: the kernel's), each with plan_stable() or plan_raw().
+  Result<Plan, Refusal> plan_triggers(const EventName& ev, const Stable* s,
+                                      const std::vector<TriggerCommand>& commands) const;
+  // Adds one command of a stable or raw trigger file to `plan`.
+  Planned plan_stable(const Stable& s, const TriggerCommand& t, Plan& plan) const;
+  Planned plan_raw(const EventName& ev, const TriggerCommand& t, Plan& plan) const;
   // A write of the trigger file of `ev` in the names of `s` (nullptr: raw/,
   // the kernel's names): planned whole, then applied all or nothing.
   int write_triggers(const std::string& where, const EventName& ev, const Stable* s, std::string_view data);
@@ -239,8 +250,7 @@ class Controller {
                           std::size_t adding, std::string_view text);
   int check_variable_uses(const std::string& where, const std::string& dir, const Plan& plan);
   void drop_use(const std::string& dir, const std::string& identity);
-  int plan_save(const TriggerCommand& t, const Stable* s, const EventName& ev, const std::string& where,
-                const std::string& text, Plan& plan);
+  Planned plan_save(const TriggerCommand& t, const Stable* s, const EventName& ev, Plan& plan) const;
   // Arms the plan's new saves; on a refusal disarms them again.
   int arm_saves(const std::string& where, const Plan& plan, std::string_view text, std::vector<int>& armed);
   void finish_saves(const EventName& ev, const Stable* s, const Plan& plan, const std::vector<int>& armed);
