@@ -8,8 +8,9 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "fs/node_tree.h"
+#include "fs/file_contract.h"
 
 namespace eventfs {
 
