@@ -100,7 +100,7 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
       drain_start = Clock::now();
       for (auto& c : cpus) c.last_data = drain_start;
     }
-    bool read_any = false;
+    bool read_any = false, behind = false;
     for (auto& c : cpus) {
       for (int i = 0; i < kReadsPerTurn && !c.done; ++i) {
         auto got = c.r->read_into(base, kReadSize);
@@ -109,6 +109,10 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
           c.since_caught_up += c.r->last_read();
           c.last_data = Clock::now();
           if (draining && c.r->past_end()) c.done = true;
+          // eventfs answers with all it has, up to the read's size: a read
+          // that came back less than half full emptied the stream's queue.
+          if (c.r->last_read() < kReadSize / 2) break;
+          behind = true;
           continue;
         }
         if (got == CpuRecorder::ReadResult::kDone) c.done = true;
@@ -125,13 +129,21 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
       }
     }
     if (std::all_of(cpus.begin(), cpus.end(), [](const Cpu& c) { return c.done; })) break;
-    if (read_any) continue;
+    if (behind || (read_any && (draining || control_.phase.load() != RecordControl::kRecord))) continue;
     std::size_t most = 0;
     for (auto& c : cpus) {
       most = std::max(most, c.since_caught_up);
       c.since_caught_up = 0;
     }
     pacing.caught_up(Clock::now(), most);
+    if (read_any) {
+      // Every stream gave what it had: records are coming, so let more
+      // gather (read_pacing.h) and read again, without asking whether they
+      // are there first (poll(2) on a stream is a FUSE round trip too, and
+      // so is a read that finds nothing).
+      std::this_thread::sleep_for(pacing.wait());
+      continue;
+    }
     pfds.clear();
     for (const auto& c : cpus)
       if (!c.done) pfds.push_back({c.r->fd(), POLLIN, 0});
