@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "layout_field.h"
 #include "recorder/dat_cpu_writer.h"
 #include "recorder/dat_file.h"
 #include "recorder/dat_format.h"
@@ -20,19 +21,6 @@
 namespace eventfs::recorder {
 namespace {
 
-Field field(const std::string& name, const std::string& type, unsigned bits, unsigned count, unsigned align,
-            bool is_signed, unsigned offset) {
-  Field f;
-  f.name = name;
-  f.type = type;
-  f.bits = bits;
-  f.count = count;
-  f.align = align;
-  f.is_signed = is_signed;
-  f.offset = offset;
-  return f;
-}
-
 // ev_a (id 3): comm[16], pid, a task-state enum, a u64; ev_b (an id past
 // 16 bits): one s64.
 MountLayout two_events() {
@@ -41,14 +29,14 @@ MountLayout two_events() {
   Event a;
   a.name = "ev_a";
   a.id = 3;
-  a.fields = {field("comm", "char", 8, 16, 1, true, 0), field("pid", "pid_t", 32, 0, 4, true, 16),
-              field("state", "task_state", 8, 0, 1, true, 20), field("val", "u64", 64, 0, 8, false, 24)};
+  a.fields = {layout_field("comm", "char", 8, 16, 1, true, 0), layout_field("pid", "pid_t", 32, 0, 4, true, 16),
+              layout_field("state", "task_state", 8, 0, 1, true, 20), layout_field("val", "u64", 64, 0, 8, false, 24)};
   a.size = 32;
   a.end = 32;
   Event b;
   b.name = "ev_b";
   b.id = 0x80001234u;
-  b.fields = {field("x", "s64", 64, 0, 8, true, 0)};
+  b.fields = {layout_field("x", "s64", 64, 0, 8, true, 0)};
   b.size = b.end = 8;
   l.events = {a, b};
   NamedType st;

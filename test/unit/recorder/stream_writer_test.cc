@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "layout_field.h"
 #include "recorder/mount_layout.h"
 #include "recorder/stream_writer.h"
 #include "recorder/trace_clock.h"
@@ -26,18 +27,6 @@ namespace {
 
 constexpr const char* kBabeltrace = "/usr/bin/babeltrace2";
 
-Field field(const std::string& name, const std::string& type, unsigned bits, unsigned count, unsigned align,
-            unsigned offset) {
-  Field f;
-  f.name = name;
-  f.type = type;
-  f.bits = bits;
-  f.count = count;
-  f.align = align;
-  f.offset = offset;
-  return f;
-}
-
 // "wide" (id 1): a u8 and a u64, so 8-aligned; "narrow" (id 2): char[3].
 MountLayout layout() {
   MountLayout l;
@@ -45,13 +34,13 @@ MountLayout layout() {
   Event wide;
   wide.name = "wide";
   wide.id = 1;
-  wide.fields = {field("flag", "u8", 8, 0, 1, 0), field("val", "u64", 64, 0, 8, 8)};
+  wide.fields = {layout_field("flag", "u8", 8, 0, 1, false, 0), layout_field("val", "u64", 64, 0, 8, false, 8)};
   wide.size = wide.end = 16;
   wide.align = 8;
   Event narrow;
   narrow.name = "narrow";
   narrow.id = 2;
-  narrow.fields = {field("txt", "char", 8, 3, 1, 0)};
+  narrow.fields = {layout_field("txt", "char", 8, 3, 1, false, 0)};
   narrow.size = narrow.end = 3;
   narrow.align = 1;
   l.events = {wide, narrow};
