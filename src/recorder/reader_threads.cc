@@ -92,6 +92,7 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
   std::vector<pollfd> pfds;
   bool draining = false;
   Clock::time_point drain_start{};
+  std::size_t largest = 0;  // the most one read has carried
   for (;;) {
     const int phase = control_.phase.load();
     if (phase == RecordControl::kStop) break;
@@ -109,9 +110,12 @@ void ReaderThreads::run(std::vector<CpuRecorder*> mine) {
           c.since_caught_up += c.r->last_read();
           c.last_data = Clock::now();
           if (draining && c.r->past_end()) c.done = true;
-          // eventfs answers with all it has, up to the read's size: a read
-          // that came back less than half full emptied the stream's queue.
-          if (c.r->last_read() < kReadSize / 2) break;
+          // eventfs answers with all it has, up to what one read can carry
+          // (the read's size, or less where FUSE's requests are smaller: the
+          // largest read so far tells): a read well short of that emptied
+          // the stream's queue.
+          largest = std::max(largest, c.r->last_read());
+          if (c.r->last_read() < largest - largest / 4) break;
           behind = true;
           continue;
         }
