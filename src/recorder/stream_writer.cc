@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "recorder/tsdl.h"
+#include "recorder/write_all.h"
 
 namespace eventfs::recorder {
 namespace {
@@ -105,10 +106,12 @@ Status StreamWriter::finish() {
   return {};
 }
 
+// The first event follows the packet context with no padding between.
+static_assert(kFirstEventOffset == kPacketHeaderSize + kPacketContextSize);
+
 Status StreamWriter::flush() {
   unsigned char* p = buf_.data();
   const std::size_t size = used_;
-  std::memset(p + kPacketHeaderSize + kPacketContextSize, 0, kFirstEventOffset - kPacketHeaderSize - kPacketContextSize);
   put<std::uint32_t>(p, kCtfMagic);
   put<std::uint32_t>(p + 4, 0);
   put<std::uint64_t>(p + 8, begin_);
@@ -117,20 +120,13 @@ Status StreamWriter::flush() {
   put<std::uint64_t>(p + 32, static_cast<std::uint64_t>(size) * 8);
   put<std::uint64_t>(p + 40, discarded_);
   put<std::uint32_t>(p + 48, cpu_);
-  std::size_t done = 0;
-  while (done < size) {
-    ssize_t n = ::write(fd_, p + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = n < 0 ? errno : ENOSPC;
-      // Keep only whole packets.
-      if (::ftruncate(fd_, static_cast<off_t>(file_size_)) == 0) ::lseek(fd_, static_cast<off_t>(file_size_), SEEK_SET);
-      ::close(fd_);
-      fd_ = -1;
-      used_ = 0;
-      return fail(e, fmt::format("writing {}: {}", path_, std::strerror(e)));
-    }
-    done += static_cast<std::size_t>(n);
+  if (Status s = write_all(fd_, p, size, path_); !s) {
+    // Keep only whole packets.
+    if (::ftruncate(fd_, static_cast<off_t>(file_size_)) == 0) ::lseek(fd_, static_cast<off_t>(file_size_), SEEK_SET);
+    ::close(fd_);
+    fd_ = -1;
+    used_ = 0;
+    return s;
   }
   file_size_ += size;
   ++packets_;
