@@ -20,7 +20,7 @@ namespace eventfs::recorder {
 class ReadPacing {
  public:
   using Clock = std::chrono::steady_clock;
-  static constexpr std::size_t kTarget = 128 * 1024;  // half a read buffer (ReaderThreads::kReadSize)
+  static constexpr std::size_t kTarget = 512 * 1024;  // half a read buffer (ReaderThreads::kReadSize)
   static constexpr std::chrono::milliseconds kMaxWait{50};
 
   // The thread's streams have just been read empty at `now`; `most` is the

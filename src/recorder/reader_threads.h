@@ -29,7 +29,7 @@ class ReaderThreads {
   static constexpr std::size_t kMaxThreads = 8;
   // A read's whole buffer is resident (FUSE faults it in for the kernel to
   // write to); paced reads carry about half of it (ReadPacing::kTarget).
-  static constexpr std::size_t kReadSize = 256 * 1024;
+  static constexpr std::size_t kReadSize = 1024 * 1024;
   // The most the drain at the end takes: a CPU with records still unread
   // then (eventfs gave none of them) is marked (CpuRecorder::left_unread()).
   static constexpr std::chrono::seconds kDrainLimit{5};

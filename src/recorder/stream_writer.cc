@@ -43,7 +43,7 @@ Status StreamWriter::open(const std::string& path, std::uint32_t cpu, std::size_
     int e = errno;
     return fail(e, fmt::format("cannot create {}: {}", path, std::strerror(e)));
   }
-  buf_.assign(packet_size_, 0);
+  buf_.assign(packet_size_ + kSlack, 0);
   return {};
 }
 
@@ -55,17 +55,17 @@ void StreamWriter::start_packet(std::uint64_t timestamp) {
 
 Status StreamWriter::add_event(std::uint64_t timestamp, std::uint32_t id, std::int32_t pid, const void* payload,
                              std::size_t size, std::size_t end, std::size_t align) {
-  align = std::clamp<std::size_t>(align, 1, 8);
+  align = std::clamp<std::size_t>(align, 1, 8);  // (a power of two: cpu_sink.h)
   // Where the payload of an event whose header is at `at` starts, and where
   // the next event would.
-  auto payload_at = [&](std::size_t at) { return round_up(at + kEventHeadSize, align); };
+  auto payload_at = [&](std::size_t at) { return (at + kEventHeadSize + align - 1) & ~(align - 1); };
   auto next_at = [&](std::size_t at) { return round_up(payload_at(at) + end, 4); };
   if (used_ != 0 && (next_at(used_) > packet_size_ || timestamp >= clock_ + kEventClockSpan))
     if (Status s = flush(); !s) return s;
   if (used_ == 0) {
     start_packet(timestamp);
     // One event larger than a packet gets a packet of its own.
-    if (next_at(kFirstEventOffset) > buf_.size()) buf_.resize(next_at(kFirstEventOffset));
+    if (next_at(kFirstEventOffset) + kSlack > buf_.size()) buf_.resize(next_at(kFirstEventOffset) + kSlack);
   }
   // A stream's records come in time order; one that did not would read
   // 2^32 counts later than it is: it is taken to be at the clock's time.
@@ -76,9 +76,16 @@ Status StreamWriter::add_event(std::uint64_t timestamp, std::uint32_t id, std::i
   put<std::uint32_t>(at, static_cast<std::uint32_t>(timestamp));
   put<std::uint32_t>(at + 4, id);
   put<std::int32_t>(at + 8, pid);
-  std::memset(at + kEventHeadSize, 0, from - used_ - kEventHeadSize);
+  // The padding before the payload (0 or 4 bytes: the header ends 4-aligned)
+  // and after it (at most 3 bytes, when the record held the whole payload)
+  // are zeroed by whole words, into the payload's place or past `next`:
+  // the slack at the buffer's end takes what runs over.
+  put<std::uint32_t>(at + kEventHeadSize, 0);
   std::memcpy(buf_.data() + from, payload, copied);
-  std::memset(buf_.data() + from + copied, 0, next - from - copied);
+  if (copied == end)
+    put<std::uint32_t>(buf_.data() + from + copied, 0);
+  else
+    std::memset(buf_.data() + from + copied, 0, next - from - copied);
   // A reader takes the packet's content to end where the last field does:
   // the padding after it is the packet's, not an event's.
   content_ = from + end;
@@ -133,8 +140,8 @@ Status StreamWriter::flush() {
   last_end_ = end_;
   discarded_written_ = discarded_;
   used_ = 0;
-  if (buf_.size() > packet_size_) {
-    buf_.resize(packet_size_);
+  if (buf_.size() > packet_size_ + kSlack) {
+    buf_.resize(packet_size_ + kSlack);
     buf_.shrink_to_fit();
   }
   return {};

@@ -53,6 +53,9 @@ class StreamWriter : public CpuSink {
   std::string path_;
   int fd_ = -1;
   std::uint32_t cpu_ = 0;
+  // Bytes past the packet's room that add_event()'s word-sized zeroing may
+  // write (never part of a packet).
+  static constexpr std::size_t kSlack = 8;
   std::vector<unsigned char> buf_;
   std::size_t packet_size_ = kPacketSize;
   std::size_t used_ = 0;             // bytes of the open packet; 0: none open

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -155,6 +156,62 @@ TEST_F(StreamWriterTest, AnEventBeforeTheClockIsReadAtTheClocksTime) {
   const std::vector<std::string> want = {printed(events[0], 1000, 100), printed(events[1], 2000, 101),
                                          printed(events[2], 2000, 102), printed(events[3], 2500, 103)};
   EXPECT_EQ(got, want);
+}
+
+// The bytes that pad an event's payload to its alignment and the next event
+// to 4 are zero, in every packet: the packet buffer is written over again
+// after each flush, by events in other places.
+TEST_F(StreamWriterTest, PaddingIsZeroInEveryPacket) {
+  StreamWriter w;
+  const auto path = dir_ / "stream_0";
+  ASSERT_TRUE(w.open(path, 0, StreamWriter::kMinPacketSize));
+  std::array<unsigned char, 16> ones;
+  ones.fill(0xff);
+  // id, payload size (= where its last field ends), alignment
+  struct Kind {
+    std::uint32_t id;
+    std::size_t size, align;
+  };
+  constexpr std::array<Kind, 3> kKinds = {{{1, 16, 8}, {2, 3, 1}, {3, 5, 2}}};
+  std::uint32_t lcg = 1;
+  for (int i = 0; i < 2000; ++i) {
+    lcg = lcg * 1103515245u + 12345u;
+    const Kind& k = kKinds[(lcg >> 16) % 3];
+    ASSERT_TRUE(w.add_event(1000 + i, k.id, 7, ones.data(), k.size, k.size, k.align));
+  }
+  ASSERT_TRUE(w.finish());
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<unsigned char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto u64 = [&](std::size_t at) {
+    std::uint64_t v;
+    std::memcpy(&v, file.data() + at, 8);
+    return v;
+  };
+  std::size_t packet = 0, events = 0, pads = 0;
+  while (packet < file.size()) {
+    ASSERT_LE(packet + kFirstEventOffset, file.size());
+    const std::size_t content = u64(packet + 24) / 8, size = u64(packet + 32) / 8;
+    ASSERT_LE(packet + size, file.size());
+    std::size_t at = kFirstEventOffset;
+    while (at < content) {
+      std::uint32_t id;
+      std::memcpy(&id, file.data() + packet + at + 4, 4);
+      ASSERT_TRUE(id >= 1 && id <= 3) << "packet at " << packet << ", event at " << at;
+      const Kind& k = kKinds[id - 1];
+      const std::size_t from = (at + kEventHeadSize + k.align - 1) / k.align * k.align;
+      const std::size_t end = from + k.size, next = (end + 3) / 4 * 4;
+      for (std::size_t b = at + kEventHeadSize; b < from; ++b, ++pads)
+        ASSERT_EQ(file[packet + b], 0) << "before the payload, packet at " << packet << ", byte " << b;
+      for (std::size_t b = from; b < end; ++b) ASSERT_EQ(file[packet + b], 0xff);
+      for (std::size_t b = end; b < next && b < size; ++b, ++pads)
+        ASSERT_EQ(file[packet + b], 0) << "after the payload, packet at " << packet << ", byte " << b;
+      at = next;
+      ++events;
+    }
+    packet += size;
+  }
+  EXPECT_EQ(events, 2000u);
+  EXPECT_GT(pads, 1000u);
 }
 
 }  // namespace
