@@ -343,18 +343,23 @@ class ProjectionTable {
 inline std::uint32_t record_size(const Projection& p) { return EVENTFS_RECORD_SIZE(p.payload_size()); }
 inline std::uint32_t write_record(const Projection& p, std::uint64_t ts, const std::uint8_t* raw,
                                   std::uint32_t len, std::uint8_t* out) {
-  eventfs_record_header h;
-  h.size = record_size(p);
-  h.id = p.stable_id();
-  h.timestamp = ts;
-  h.pid = p.pid(raw, len);
-  h.version = EVENTFS_RECORD_VERSION;
-  h.reserved = 0;
-  __builtin_memcpy(out, &h, sizeof h);
-  const std::uint32_t end = static_cast<std::uint32_t>(sizeof h) + p.payload_size();
-  p.project(raw, len, out + sizeof h);
-  for (std::uint32_t i = end; i < h.size; ++i) out[i] = 0;  // at most 7
-  return h.size;
+  // The header's fields are stored into `out` one by one: a header built on
+  // the stack and copied whole is read back before its field stores have
+  // left the store buffer, a stall on every record.
+  using H = eventfs_record_header;
+  const std::uint32_t size = record_size(p), id = p.stable_id();
+  const std::int32_t pid = p.pid(raw, len);
+  const std::uint16_t version = EVENTFS_RECORD_VERSION, reserved = 0;
+  __builtin_memcpy(out + offsetof(H, size), &size, sizeof size);
+  __builtin_memcpy(out + offsetof(H, id), &id, sizeof id);
+  __builtin_memcpy(out + offsetof(H, timestamp), &ts, sizeof ts);
+  __builtin_memcpy(out + offsetof(H, pid), &pid, sizeof pid);
+  __builtin_memcpy(out + offsetof(H, version), &version, sizeof version);
+  __builtin_memcpy(out + offsetof(H, reserved), &reserved, sizeof reserved);
+  const std::uint32_t end = static_cast<std::uint32_t>(sizeof(H)) + p.payload_size();
+  p.project(raw, len, out + sizeof(H));
+  for (std::uint32_t i = end; i < size; ++i) out[i] = 0;  // at most 7
+  return size;
 }
 // A lost-events record (id EVENTFS_ID_LOST); always lost_record_size() bytes.
 std::uint32_t lost_record_size();
