@@ -271,63 +271,56 @@ int Controller::read_filter(std::size_t index, std::string& out) {
 }
 
 int Controller::write_filter(std::size_t index, std::string_view data) {
-  std::shared_lock values(variables_mu_);
   const Stable& s = stable_.at(index);
-  auto locks = write_locks({s.dir});
-  std::string where = s.name + "/filter";
-  if (int e = check_size(where, data)) return e;
-  std::string text = trimmed(data);
-  if (int e = one_line(where, text)) return e;
-  if (text == "0") {
-    if (KernelStatus cleared = kernel_write(s.dir + "/filter", "0"); !cleared)
-      return kernel_refused(where, cleared.error(), text, nullptr, 0);
-    std::lock_guard lock(state_mu_);
-    filters_.erase(s.dir);
-    drop_use(s.dir, "");
-    return 0;
-  }
-  auto translated = condition_to_raw(text, &s);
-  if (!translated) return refuse(where, EINVAL, translated.error().message, text, translated.error().pos);
-  const TranslatedFilter& tf = *translated;
-  if (tf.raw.size() >= kPageSize)
-    return refuse(where, EINVAL,
-                  fmt::format("Filter too long in the kernel's names ({} bytes; the limit is {})", tf.raw.size(),
-                              kPageSize - 1),
-                  text, 0);
-  if (int e = check_variable_uses(where, s.dir, {""}, tf.variables.empty() ? 0 : 1, text)) return e;
-  if (KernelStatus set = replace_filter(s.dir, tf.raw); !set) return kernel_refused(where, set.error(), text, &tf, 0);
-  std::lock_guard lock(state_mu_);
-  filters_[s.dir] = {tf.raw, text, index};
-  drop_use(s.dir, "");
-  if (!tf.variables.empty()) note_use({s.event, "", text, &s, tf.variables, tf.raw});
-  return 0;
+  return write_filters(s.name + "/filter", s.event, &s, data);
 }
 
 int Controller::write_raw_filter(const std::string& system, const std::string& event, std::string_view data) {
+  return write_filters(fmt::format("raw/{}/{}/filter", system, event), EventName{system, event}, nullptr, data);
+}
+
+// A stable event's filter (`s`) is translated to the kernel's names and read
+// back in its own words (filters_); a raw/ one (no `s`) is the kernel's own
+// text, which the kernel reads back. "0" clears either.
+int Controller::write_filters(const std::string& where, const EventName& ev, const Stable* s, std::string_view data) {
   std::shared_lock values(variables_mu_);
-  const EventName ev{system, event};
   const std::string dir = ev.dir();
   auto locks = write_locks({dir});
-  std::string where = fmt::format("raw/{}/{}/filter", system, event);
   if (int e = check_size(where, data)) return e;
   std::string text = trimmed(data);
-  if (text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
+  if (!s && text.empty()) return refuse(where, EINVAL, "Meaningless filter expression", text, 0);
   if (int e = one_line(where, text)) return e;
+  if (s && text == "0") {
+    if (KernelStatus cleared = kernel_write(dir + "/filter", "0"); !cleared)
+      return kernel_refused(where, cleared.error(), text, nullptr, 0);
+    std::lock_guard lock(state_mu_);
+    filters_.erase(dir);
+    drop_use(dir, "");
+    return 0;
+  }
   TranslatedFilter tf;
   if (text == "0") {
     tf.raw = text;
   } else {
-    auto translated = condition_to_raw(text, nullptr);
+    auto translated = condition_to_raw(text, s);
     if (!translated) return refuse(where, EINVAL, translated.error().message, text, translated.error().pos);
     tf = std::move(translated).value();
   }
+  if (s && tf.raw.size() >= kPageSize)
+    return refuse(where, EINVAL,
+                  fmt::format("Filter too long in the kernel's names ({} bytes; the limit is {})", tf.raw.size(),
+                              kPageSize - 1),
+                  text, 0);
   if (int e = check_variable_uses(where, dir, {""}, tf.variables.empty() ? 0 : 1, text)) return e;
   if (KernelStatus set = replace_filter(dir, tf.raw); !set)
-    return kernel_refused(where, set.error(), text, tf.variables.empty() ? nullptr : &tf, 0);
+    return kernel_refused(where, set.error(), text, s || !tf.variables.empty() ? &tf : nullptr, 0);
   std::lock_guard lock(state_mu_);
-  filters_.erase(dir);
+  if (s)
+    filters_[dir] = {tf.raw, text, static_cast<std::size_t>(s - stable_.data())};
+  else
+    filters_.erase(dir);
   drop_use(dir, "");
-  if (!tf.variables.empty()) note_use({ev, "", text, nullptr, tf.variables, tf.raw});
+  if (!tf.variables.empty()) note_use({ev, "", text, s, tf.variables, tf.raw});
   return 0;
 }
 

@@ -205,6 +205,9 @@ class Controller {
   // Adds one command of a stable or raw trigger file to `plan`.
   Planned plan_stable(const Stable& s, const TriggerCommand& t, Plan& plan) const;
   Planned plan_raw(const EventName& ev, const TriggerCommand& t, Plan& plan) const;
+  // A write of the filter file of `ev` in the names of `s` (nullptr: raw/,
+  // the kernel's names).
+  int write_filters(const std::string& where, const EventName& ev, const Stable* s, std::string_view data);
   // A write of the trigger file of `ev` in the names of `s` (nullptr: raw/,
   // the kernel's names): planned whole, then applied all or nothing.
   int write_triggers(const std::string& where, const EventName& ev, const Stable* s, std::string_view data);

@@ -97,7 +97,7 @@ TEST(VariableText, ListsByNameWithUnsetOnes) {
 }
 
 TEST(FilterVariables, ABareWordNamingAVariableBecomesItsValue) {
-  FilterFieldMap fields = {{"pid", {"next_pid"}}};
+  FilterFieldMap fields = {{"pid", {"next_pid", false, {}}}};
   VariableValues vars = {{"mine", 42}, {"later", std::nullopt}};
   auto translate = [&](const char* text, const FilterFieldMap* f) {
     auto r = translate_filter(text, f, &vars);
