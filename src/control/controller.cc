@@ -7,32 +7,17 @@
 #include <cstring>
 #include <sstream>
 
-#include "tracefs/raw_format_parser.h"
+#include "control/control_text.h"
 
 #include <fmt/format.h>
 
 namespace eventfs {
 namespace {
 
-constexpr std::size_t kPageSize = 4096;  // the kernel refuses control writes of a page or more
-
-std::string trimmed(std::string_view s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 // What a refused write is shown as in error_log: the text without echo's newline.
 std::string shown(std::string_view s) {
   while (!s.empty() && (s.back() == '\n')) s.remove_suffix(1);
   return std::string(s);
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
-  return out;
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -56,45 +41,18 @@ std::vector<std::string> colon_parts(const std::string& head) {
   return parts;
 }
 
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-// The variables a write's save: commands set (and so declare).
-std::set<std::string> declared_by_saves(const std::vector<TriggerCommand>& commands) {
-  std::set<std::string> out;
-  for (const auto& t : commands)
-    if (t.is_save() && !t.remove) out.insert(t.save_variable());
-  return out;
-}
-
 }  // namespace
-
-FilterFieldMap filter_fields_of(const Binding& b) {
-  FilterFieldMap m;
-  for (const auto& f : b.fields) {
-    FilterField ff;
-    ff.raw_name = f.raw.name;
-    ff.task_state = f.conversion == Conversion::TaskState;
-    ff.states = f.states;
-    m.emplace(f.stable->decl.name, std::move(ff));
-  }
-  return m;
-}
 
 Controller::Controller(const InstanceFiles& files, const Tracefs& tracefs, const Resolution& resolution,
                        WantedEvents* wanted)
-    : files_(files), tracefs_(tracefs), wanted_(wanted), kernel_(files) {
+    : files_(files),
+      tracefs_(tracefs),
+      wanted_(wanted),
+      kernel_(files),
+      planner_(available_, stable_, tracefs_, reserved_names_) {
   for (const auto& b : resolution.available) {
-    Stable s;
-    s.binding = &b;
-    s.name = b.event->name;
-    s.event = {b.raw.system, b.raw.name};
-    s.dir = s.event.dir();
-    s.fields = filter_fields_of(b);
+    StableNames s = stable_names_of(b);
     for (const auto& [name, f] : s.fields) reserved_names_.insert(name);
-    for (const auto& f : b.fields)
-      if (f.conversion != Conversion::TaskState) s.raw_to_stable.emplace(f.raw.name, f.stable->decl.name);
     s.always_on = files_.read(s.dir + "/enable").code() == ENOENT;
     stable_.push_back(std::move(s));
   }
@@ -346,20 +304,6 @@ KernelStatus Controller::replace_filter(const std::string& dir, const std::strin
 
 // ---- trigger
 
-std::string Controller::with_available(const std::string& message) const {
-  if (message.rfind("Unknown command", 0) != 0) return message;
-  return fmt::format("{} (available: {})", message, join(available_));
-}
-
-Controller::Planned Controller::check_command(const TriggerCommand& t) const {
-  if (!contains(available_, t.command))
-    return Refusal{EINVAL,
-                   fmt::format("Command '{}' is not available on this kernel (available: {})", t.command,
-                               join(available_)),
-                   t.command_pos};
-  return {};
-}
-
 namespace {
 
 // What the kernel counts as the same trigger when it refuses a second one
@@ -492,110 +436,6 @@ int Controller::apply_triggers(const std::string& where, const Plan& plan, std::
   return 0;
 }
 
-Controller::Planned Controller::plan_stable(const Stable& s, const TriggerCommand& t, Plan& plan) const {
-  if (t.is_save()) return plan_save(t, &s, s.event, plan);
-  if (Planned ok = check_command(t); !ok) return ok;
-  if (t.command == "hist" || t.command == "enable_hist" || t.command == "disable_hist")
-    return Refusal{EINVAL,
-                   fmt::format("'{}' triggers name raw fields: use raw/{}/{}/trigger", t.command,
-                               s.binding->raw.system, s.binding->raw.name),
-                   t.command_pos};
-  // Targets: one kernel target per raw event the matching stable events use.
-  struct Target {
-    std::string kernel, stable, dir;
-  };
-  std::vector<Target> targets;
-  if (t.takes_target()) {
-    for (const auto& other : stable_) {
-      bool match = is_glob(t.target) ? fnmatch(t.target.c_str(), other.name.c_str(), 0) == 0 : t.target == other.name;
-      if (!match) continue;
-      std::string k = other.binding->raw.system + ":" + other.binding->raw.name;
-      bool seen = false;
-      for (const auto& tg : targets) seen |= tg.kernel == k;
-      if (!seen) targets.push_back({k, other.name, other.dir});
-    }
-    if (targets.empty())
-      return Refusal{EINVAL,
-                     is_glob(t.target) ? fmt::format("No stable event matches '{}'", t.target)
-                                       : fmt::format("Unknown event '{}' (see available_events)", t.target),
-                     t.target_pos};
-  } else {
-    targets.push_back({"", "", ""});
-  }
-  Plan::Command c;
-  c.has_filter = t.has_filter;
-  c.filter_pos = t.filter_pos;
-  c.command_pos = t.command_pos - (t.remove ? 1 : 0);
-  if (t.has_filter) {
-    auto translated = condition_to_raw(t.filter, &s, plan.declared);
-    if (!translated)
-      return Refusal{EINVAL, translated.error().message, t.filter_pos + translated.error().pos};
-    c.filter = std::move(translated).value();
-  }
-  for (const auto& tg : targets) {
-    KernelWrite w{s.dir, t.kernel_text(tg.kernel, c.filter.raw), tg.dir, t.remove, plan.commands.size()};
-    if (w.text.size() >= kPageSize)
-      return Refusal{EINVAL,
-                     fmt::format("Command too long in the kernel's names ({} bytes; the limit is {})",
-                                 w.text.size(), kPageSize - 1),
-                     t.command_pos};
-    if (!tg.dir.empty()) plan.dirs.push_back(tg.dir);
-    plan.writes.push_back(std::move(w));
-    plan.records.push_back({t.remove, t.command + (tg.kernel.empty() ? "" : ":" + tg.kernel), c.filter.raw, tg.stable,
-                            t.has_filter ? trimmed(t.filter) : "", c.filter.variables});
-  }
-  plan.commands.push_back(std::move(c));
-  return {};
-}
-
-Controller::Planned Controller::plan_raw(const EventName& event, const TriggerCommand& t, Plan& plan) const {
-  if (t.is_save()) return plan_save(t, nullptr, event, plan);
-  const std::string dir = event.dir();
-  if (Planned ok = check_command(t); !ok) return ok;
-  Plan::Command c;
-  c.filter_pos = t.filter_pos;
-  std::string raw_filter = t.filter;
-  if (t.has_filter && t.command.find("hist") == std::string::npos) {
-    auto translated = condition_to_raw(t.filter, nullptr, plan.declared);
-    if (!translated)
-      return Refusal{EINVAL, translated.error().message, t.filter_pos + translated.error().pos};
-    c.filter = std::move(translated).value();
-    raw_filter = c.filter.raw;
-    c.has_filter = !c.filter.variables.empty();  // (error positions need the mapping only then)
-  }
-  c.command_pos = t.command_pos - (t.remove ? 1 : 0);
-  const std::size_t command = plan.commands.size();
-  std::size_t first = plan.writes.size();
-  if (t.command.find("hist") != std::string::npos) {
-    plan.writes.push_back({dir, t.source, "", t.remove, command});
-  } else if (t.takes_target()) {
-    // The kernel takes one <system>:<event>; globs are expanded here.
-    std::string tsys = t.target.substr(0, t.target.find(':'));
-    std::string tev = t.target.substr(t.target.find(':') + 1);
-    for (const auto& sys : tracefs_.systems()) {
-      if (is_glob(tsys) ? fnmatch(tsys.c_str(), sys.c_str(), 0) != 0 : sys != tsys) continue;
-      for (const auto& ev : tracefs_.events(sys))
-        if (is_glob(tev) ? fnmatch(tev.c_str(), ev.c_str(), 0) == 0 : ev == tev) {
-          plan.writes.push_back({dir, t.kernel_text(sys + ":" + ev, raw_filter), EventName{sys, ev}.dir(), t.remove,
-                                 command});
-          plan.dirs.push_back(plan.writes.back().target_dir);
-          plan.records.push_back({t.remove, t.command + ":" + sys + ":" + ev, raw_filter, "", trimmed(t.filter),
-                                  c.filter.variables});
-        }
-    }
-    if (plan.writes.size() == first)
-      return Refusal{EINVAL,
-                     is_glob(t.target) ? fmt::format("No event matches '{}'", t.target)
-                                       : fmt::format("Unknown event '{}'", t.target),
-                     t.target_pos};
-  } else {
-    plan.writes.push_back({dir, t.kernel_text("", raw_filter), "", t.remove, command});
-    plan.records.push_back({t.remove, t.command, raw_filter, "", trimmed(t.filter), c.filter.variables});
-  }
-  plan.commands.push_back(std::move(c));
-  return {};
-}
-
 int Controller::write_trigger(std::size_t index, std::string_view data) {
   const Stable& s = stable_.at(index);
   return write_triggers(s.name + "/trigger", s.event, &s, data);
@@ -605,25 +445,15 @@ int Controller::write_raw_trigger(const std::string& system, const std::string& 
   return write_triggers(fmt::format("raw/{}/{}/trigger", system, event), EventName{system, event}, nullptr, data);
 }
 
-Result<Controller::Plan, Controller::Refusal> Controller::plan_triggers(
-    const EventName& ev, const Stable* s, const std::vector<TriggerCommand>& commands) const {
-  Plan plan;
-  plan.dirs.push_back(ev.dir());
-  plan.declared = declared_by_saves(commands);
-  for (const auto& t : commands)
-    if (Planned ok = s ? plan_stable(*s, t, plan) : plan_raw(ev, t, plan); !ok) return std::move(ok).error();
-  return plan;
-}
-
 int Controller::write_triggers(const std::string& where, const EventName& ev, const Stable* s, std::string_view data) {
   std::shared_lock values(variables_mu_);
   if (int e = check_size(where, data)) return e;
   std::string text = shown(data);
   auto parsed = parse_triggers(data, s ? TargetStyle::Stable : TargetStyle::Raw);
-  if (!parsed) return refuse(where, EINVAL, with_available(parsed.error().message), text, parsed.error().pos);
+  if (!parsed) return refuse(where, EINVAL, planner_.with_available(parsed.error().message), text, parsed.error().pos);
   const std::vector<TriggerCommand>& commands = *parsed;
   const std::string dir = ev.dir();
-  Result<Plan, Refusal> planned = plan_triggers(ev, s, commands);
+  Result<Plan, Refusal> planned = planner_.plan(ev, s, commands, planning_state());
   if (!planned) return refuse(where, planned.error().code, planned.error().reason, text, planned.error().caret);
   const Plan& plan = *planned;
   if (int e = check_variable_uses(where, dir, plan)) return e;
@@ -738,16 +568,15 @@ VariableValues Controller::variables_now() const {
 
 FilterResult Controller::condition_to_raw(const std::string& text, const Stable* names,
                                           const std::set<std::string>& declared) const {
-  VariableValues vars = variables_now();
-  for (const auto& name : declared) vars.try_emplace(name);
-  // A raw condition without variables goes to the kernel as it was written.
-  if (!names && !names_a_variable(text, vars)) {
-    TranslatedFilter out;
-    out = TranslatedFilter{};
-    out.raw = text;
-    return out;
-  }
-  return translate_filter(text, names ? &names->fields : nullptr, &vars);
+  return condition_in_kernel_names(text, names, variables_now(), declared);
+}
+
+PlanningState Controller::planning_state() const {
+  std::lock_guard lock(state_mu_);
+  PlanningState state;
+  state.variables = variables_;
+  for (const auto& a : saves_) state.saves.emplace(a.event.dir(), a.variable);
+  return state;
 }
 
 void Controller::note_use(VarUse use) { var_uses_.push_back(std::move(use)); }
@@ -780,92 +609,6 @@ int Controller::check_variable_uses(const std::string& where, const std::string&
 
 void Controller::drop_use(const std::string& dir, const std::string& identity) {
   std::erase_if(var_uses_, [&](const VarUse& u) { return u.event.dir() == dir && u.identity == identity; });
-}
-
-Controller::Planned Controller::plan_save(const TriggerCommand& t, const Stable* s, const EventName& ev,
-                                          Plan& plan) const {
-  Plan::Save sv;
-  sv.remove = t.remove;
-  sv.variable = t.save_variable();
-  sv.field = t.save_field();
-  sv.command_pos = t.command_pos - (t.remove ? 1 : 0);
-  if (!captures_)
-    return Refusal{EOPNOTSUPP, "save needs the kernel's tracefs: eventfs captures from the event's records",
-                   sv.command_pos};
-  // Whether the save is there at this point of the write.
-  bool there;
-  {
-    std::lock_guard lock(state_mu_);
-    there = std::any_of(saves_.begin(), saves_.end(),
-                        [&](const ArmedSave& a) { return a.event == ev && a.variable == sv.variable; });
-  }
-  for (const auto& earlier : plan.saves)
-    if (earlier.variable == sv.variable) there = !earlier.remove;
-  if (sv.remove) {
-    if (!there) return Refusal{ENOENT, fmt::format("No save of '{}' on this event", sv.variable), sv.command_pos};
-    plan.saves.push_back(std::move(sv));
-    plan.commands.emplace_back();
-    return {};
-  }
-  if (there)
-    return Refusal{EEXIST,
-                   fmt::format("File exists: 'save:{}' is set already (one save per variable and event)",
-                               sv.variable),
-                   sv.command_pos};
-  if (std::string why = variable_name_problem(sv.variable, reserved_names_); !why.empty())
-    return Refusal{EINVAL, why, t.target_pos};
-  const std::size_t field_pos = t.target_pos + sv.variable.size() + 1;
-  RawEvent raw;
-  std::string raw_name = sv.field;
-  if (s) {
-    raw = s->binding->raw;
-    if (auto it = s->fields.find(sv.field); it != s->fields.end()) {
-      if (it->second.task_state)
-        return Refusal{EINVAL,
-                       fmt::format("'{}' is computed from the task state; save takes a field as the kernel records it",
-                                   sv.field),
-                       field_pos};
-      raw_name = it->second.raw_name;
-    } else if (sv.field.rfind("common_", 0) != 0) {
-      return Refusal{EINVAL, "Field not found", field_pos};
-    }
-  } else {
-    auto format = tracefs_.read_format(ev.system, ev.event);
-    auto parsed = format ? parse_raw_format(ev.system, *format) : Result<RawEvent>(format.error());
-    if (!parsed)
-      return Refusal{EINVAL, fmt::format("cannot read the format of {}:{}", ev.system, ev.event), sv.command_pos};
-    raw = std::move(parsed).value();
-  }
-  const RawField* f = raw.field(raw_name);
-  if (!f) return Refusal{EINVAL, "Field not found", field_pos};
-  if (f->shape != FieldShape::Scalar || (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8))
-    return Refusal{EINVAL, fmt::format("save takes an integer field; '{}' is not one", sv.field), field_pos};
-  if (t.count) sv.spec.count = std::stoull(*t.count);
-  if (t.has_filter) {
-    auto translated = condition_to_raw(t.filter, s, plan.declared);
-    if (!translated)
-      return Refusal{EINVAL, translated.error().message, t.filter_pos + translated.error().pos};
-    const TranslatedFilter& tf = *translated;
-    sv.spec.raw_filter = tf.raw;
-    sv.condition = trimmed(t.filter);
-    sv.variables = tf.variables;
-  }
-  sv.spec.system = raw.system;
-  sv.spec.event = raw.name;
-  sv.spec.variable = sv.variable;
-  sv.spec.field = *f;
-  for (const RawField& task : raw.common_fields)
-    if (task.name == "common_pid") sv.spec.task_fields.push_back(task);
-  for (const RawField& task : raw.fields)
-    if (task.elem_type == "pid_t" && task.shape == FieldShape::Scalar) sv.spec.task_fields.push_back(task);
-  {
-    std::lock_guard lock(state_mu_);
-    if (!variables_.count(sv.variable) && variables_.size() >= kMaxVariables)
-      return Refusal{ENOSPC, fmt::format("Too many variables (the limit is {})", kMaxVariables), t.target_pos};
-  }
-  plan.saves.push_back(std::move(sv));
-  plan.commands.emplace_back();
-  return {};
 }
 
 int Controller::arm_saves(const std::string& where, const Plan& plan, std::string_view text, std::vector<int>& armed) {

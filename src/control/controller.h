@@ -28,7 +28,9 @@
 #include "control/event_locks.h"
 #include "control/filter.h"
 #include "control/kernel_writer.h"
+#include "control/stable_names.h"
 #include "control/trigger.h"
+#include "control/trigger_planner.h"
 #include "control/variables.h"
 #include "error/result.h"
 #include "projection/binding.h"
@@ -80,7 +82,10 @@ class Controller {
   int write_variables(std::string_view data);
   // Where save: triggers are carried out; without one they are refused.
   // Set before the mount is served.
-  void set_captures(CaptureEngine* captures) { captures_ = captures; }
+  void set_captures(CaptureEngine* captures) {
+    captures_ = captures;
+    planner_.set_can_save(captures != nullptr);
+  }
   // A batch of save: triggers' captures (from the capture engine's thread):
   // the values change, then what names them is rewritten until `stopping()`.
   void captured(const std::vector<Captured>& batch, const std::function<bool()>& stopping);
@@ -92,15 +97,7 @@ class Controller {
   const std::vector<std::string>& available_triggers() const { return available_; }
 
  private:
-  struct Stable {
-    const Binding* binding;
-    std::string name;
-    EventName event;  // its raw event
-    std::string dir;  // event.dir()
-    FilterFieldMap fields;
-    std::map<std::string, std::string> raw_to_stable;
-    bool always_on = false;  // the kernel records it unconditionally (ftrace:print has no enable)
-  };
+  using Stable = StableNames;
   // What eventfs wrote, so read-back can show the user's own words.
   struct Applied {
     std::string stable_target;  // empty when the trigger has none
@@ -109,46 +106,8 @@ class Controller {
   };
   using AppliedKey = std::tuple<std::string, std::string, std::string>;  // dir, cmd:target, raw filter
 
-  // One write to a trigger file of the instance: `dir` is the event's,
-  // `target_dir` the event an enable_event/disable_event names ("" if none);
-  // `command` indexes the Plan's commands (for error positions).
-  struct KernelWrite {
-    std::string dir, text, target_dir;
-    bool remove = false;
-    std::size_t command = 0;
-  };
-  // A write's commands, translated whole before anything is applied.
-  struct Plan {
-    struct Command {
-      bool has_filter = false;
-      TranslatedFilter filter;  // stable -> raw, for error positions
-      std::size_t filter_pos = 0;
-      std::size_t command_pos = 0;  // where the command begins in the write
-    };
-    // What read-back shows in the writer's own names (stable files only).
-    struct Record {
-      bool remove;
-      std::string identity, raw_filter, stable_target, stable_filter;
-      std::set<std::string> variables;  // that the condition names
-    };
-    // A save: command (eventfs's own; nothing in the kernel's trigger file).
-    struct Save {
-      bool remove = false;
-      std::string variable, field;  // as written
-      CaptureSpec spec;
-      std::string condition;  // as written ("" for none)
-      std::set<std::string> variables;  // that the condition names
-      std::size_t command_pos = 0;
-    };
-    std::vector<Command> commands;
-    std::vector<Save> saves;
-    std::vector<KernelWrite> writes;
-    std::vector<std::string> dirs;  // every event the write may change
-    std::vector<Record> records;
-    // Variables the write's own save: commands declare: its conditions may
-    // name them before the first capture (unset until then).
-    std::set<std::string> declared;
-  };
+  using KernelWrite = TriggerWrite;
+  using Plan = TriggerPlan;
   // A read of an event's files waits for a write to that event (which may
   // show the kernel a state it then undoes, a refused filter say), never for
   // one to another event.
@@ -183,28 +142,10 @@ class Controller {
   };
   KernelStatus replace_filter(const std::string& dir, const std::string& raw);
   int one_line(const std::string& where, const std::string& text);
-  // A refusal found while planning a write, before anything is applied:
-  // the errno, error_log's message and where its caret goes in the write.
-  // Planning returns it; the write's entry point logs it and answers its errno.
-  struct Refusal {
-    int code = EINVAL;
-    std::string reason;
-    std::size_t caret = 0;
-  };
-  using Planned = Result<void, Refusal>;
-  Planned check_command(const TriggerCommand& t) const;
-  std::string with_available(const std::string& message) const;
   // A trigger the kernel would refuse as a duplicate: one of the same kind
   // (and target) already on the event and not removed earlier in the write,
   // or added earlier in it. Empty if none.
   std::string duplicate_of(const Plan& plan, std::size_t index, const Stable* names) const;
-  // Plans the commands of a write to the trigger file of `ev`, in the names
-  // of `s` (nullptr: the kernel's), each with plan_stable() or plan_raw().
-  Result<Plan, Refusal> plan_triggers(const EventName& ev, const Stable* s,
-                                      const std::vector<TriggerCommand>& commands) const;
-  // Adds one command of a stable or raw trigger file to `plan`.
-  Planned plan_stable(const Stable& s, const TriggerCommand& t, Plan& plan) const;
-  Planned plan_raw(const EventName& ev, const TriggerCommand& t, Plan& plan) const;
   // A write of the filter file of `ev` in the names of `s` (nullptr: raw/,
   // the kernel's names).
   int write_filters(const std::string& where, const EventName& ev, const Stable* s, std::string_view data);
@@ -253,7 +194,8 @@ class Controller {
                           std::size_t adding, std::string_view text);
   int check_variable_uses(const std::string& where, const std::string& dir, const Plan& plan);
   void drop_use(const std::string& dir, const std::string& identity);
-  Planned plan_save(const TriggerCommand& t, const Stable* s, const EventName& ev, Plan& plan) const;
+  // What the trigger planner reads of the controller: the variables and armed saves now.
+  PlanningState planning_state() const;
   // Arms the plan's new saves; on a refusal disarms them again.
   int arm_saves(const std::string& where, const Plan& plan, std::string_view text, std::vector<int>& armed);
   void finish_saves(const EventName& ev, const Stable* s, const Plan& plan, const std::vector<int>& armed);
@@ -285,6 +227,7 @@ class Controller {
   std::vector<ArmedSave> saves_;
   std::set<std::string> reserved_names_;  // field names of the stable events
   CaptureEngine* captures_ = nullptr;
+  TriggerPlanner planner_;  // reads stable_, available_ and reserved_names_
   // Shared by writes of filters and triggers (what they translate stays
   // current until they are recorded), whole for a change of values (not for
   // the rewrites that follow it).
