@@ -252,7 +252,4 @@ class Controller::EnableHold {
   std::string user_;
 };
 
-// Sets up the field renaming of one stable event (exposed for tests).
-FilterFieldMap filter_fields_of(const Binding& b);
-
 }  // namespace eventfs

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "support/fixture_kernels.h"
-#include "control/controller.h"
 #include "control/error_log.h"
 #include "control/filter.h"
+#include "control/stable_names.h"
 #include "control/trigger.h"
 #include "control/variables.h"
 
@@ -53,18 +53,10 @@ STABLE_EVENT(fuzz_switch, sched:sched_switch,
 )
 )";
 
-struct FieldMaps {
-  FilterFieldMap fields;
-  std::map<std::string, std::string> raw_to_stable;  // as the controller builds it
-};
+// The controller's own view of a stable event: its fields' renaming both ways.
+using FieldMaps = StableNames;
 
-FieldMaps maps_of(const Binding& b) {
-  FieldMaps m;
-  m.fields = filter_fields_of(b);
-  for (const auto& f : b.fields)
-    if (f.conversion != Conversion::TaskState) m.raw_to_stable.emplace(f.raw.name, f.stable->decl.name);
-  return m;
-}
+FieldMaps maps_of(const Binding& b) { return stable_names_of(b); }
 
 const std::vector<FieldMaps>& all_maps() {
   static const std::vector<FieldMaps> maps = [] {
