@@ -23,7 +23,16 @@ class CpuDrainer::Sink final : public RingSink {
   void record(std::uint64_t ts, const std::uint8_t* raw, std::uint32_t len) override {
     for (const Projection* p = table_.find_record(raw, len); p; p = table_.next_same_raw(*p)) {
       if (wanted_ && !wanted_->wanted(table_.index_of(*p))) continue;
-      if (std::uint8_t* to = target->reserve(p->pid(raw, len), record_size(*p), ts))
+      std::uint8_t* to = target->reserve(p->pid(raw, len), record_size(*p), ts);
+      if (!to && overflow) [[unlikely]] {
+        // The queue's only room is under a lease's bytes (a reply being
+        // sent): this record and the rest of the batch wait in the staging
+        // queue until the lease is released, instead of being dropped.
+        target = overflow;
+        overflow = nullptr;
+        to = target->reserve(p->pid(raw, len), record_size(*p), ts);
+      }
+      if (to)
         write_record(*p, ts, raw, len, to);
       else
         target->drop_record();
@@ -35,6 +44,7 @@ class CpuDrainer::Sink final : public RingSink {
     ++added;
   }
   RecordQueue* target = nullptr;
+  RecordQueue* overflow = nullptr;  // where records go once `target` has no room but under a lease
   std::size_t added = 0;
 
  private:
@@ -89,7 +99,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     } else if (!q_.staging.empty()) {  // staged while a reader held the queue: moved when it is free
       std::unique_lock lock(q_.mu, std::try_to_lock);
       if (lock) {
-        q_.queue.append(q_.staging);
+        q_.queue.append(q_.staging, RecordQueue::Until::Lease);
         lock.unlock();
         hub_.tell(cpu_);
       }
@@ -100,7 +110,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     if (policy.end_turn()) {
       if (!q_.staging.empty()) {
         std::unique_lock lock(q_.mu, std::try_to_lock);
-        if (lock) q_.queue.append(q_.staging);
+        if (lock) q_.queue.append(q_.staging, RecordQueue::Until::Lease);
       }
       hub_.tell(cpu_);
     }
@@ -144,9 +154,13 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
         batch = kDrainBatch;
       }
     }
-    if (lock) q_.queue.append(q_.staging);
+    // (What the staging queue still holds after that waits for a lease to
+    // be released: the batch goes after it, and is bounded by its room.)
+    if (lock && !q_.queue.append(q_.staging, RecordQueue::Until::Lease))
+      batch = std::max<std::size_t>(1, std::min(batch, q_.staging.free_bytes() / max_entry_));
     Sink sink(table_, wanted_);
-    sink.target = lock ? &q_.queue : &q_.staging;
+    sink.target = lock && q_.staging.empty() ? &q_.queue : &q_.staging;
+    if (sink.target == &q_.queue) sink.overflow = &q_.staging;
     std::lock_guard ring_lock(q_.ring_mu);
     Result<std::size_t> got = ring.drain(sink, batch);
     if (ring.poll_fd() != ring_fd_) {

@@ -268,7 +268,7 @@ std::uint32_t id_of(const std::uint8_t* rec) {
 
 }  // namespace
 
-void RecordQueue::push(std::int32_t pid, const std::uint8_t* rec) {
+bool RecordQueue::try_push(std::int32_t pid, const std::uint8_t* rec) {
   eventfs_record_header h;
   std::memcpy(&h, rec, sizeof h);
   if (h.id == EVENTFS_ID_LOST) {
@@ -277,19 +277,24 @@ void RecordQueue::push(std::int32_t pid, const std::uint8_t* rec) {
   } else if (std::uint8_t* p = reserve(pid, h.size, h.timestamp)) {
     std::memcpy(p, rec, h.size);
   } else {
-    drop_record();
+    return false;
   }
+  return true;
 }
 
-void RecordQueue::append(RecordQueue& from) {
+bool RecordQueue::append(RecordQueue& from, Until until) {
   for (;;) {
     if (from.has_dropped()) gap_at_back(from.take_dropped());  // (the last pop() leaves its gap at the back there)
     if (from.empty()) break;
-    push(from.front_pid(), from.front());
+    if (!try_push(from.front_pid(), from.front())) {
+      if (until == Until::Lease) return false;
+      drop_record();
+    }
     from.pop();
   }
   dropped_total_ += from.dropped_total_;  // (what `from` dropped is reported here)
   from.dropped_total_ = 0;
+  return true;
 }
 
 void RecordQueue::add_lost(std::uint64_t ts, std::uint64_t count, bool unknown) {

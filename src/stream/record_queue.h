@@ -114,10 +114,19 @@ class RecordQueue {
   // the pages it faulted in and has not given back.
   std::size_t memory_bytes() const { return buf_ ? touched_ + meta_touched_ : 0; }
   // Appends a copy of one framed record (header.size bytes at `rec`).
-  void push(std::int32_t pid, const std::uint8_t* rec);
+  void push(std::int32_t pid, const std::uint8_t* rec) {
+    if (!try_push(pid, rec)) drop_record();
+  }
+  // The same, or false (nothing appended, nothing counted) where reserve()
+  // gives nullptr: the only room is under a lease's bytes.
+  bool try_push(std::int32_t pid, const std::uint8_t* rec);
   // Moves every record of `from` to the back, its gaps with them at their
-  // places; `from` is left empty, with no gap.
-  void append(RecordQueue& from);
+  // places; `from` is left empty, with no gap. Until a lease: `from` keeps
+  // the records from the first one whose only room is under a lease's bytes
+  // on (false) instead of their being dropped, to be appended once the
+  // lease is released.
+  enum class Until { All, Lease };
+  bool append(RecordQueue& from, Until until = Until::All);
 
   bool empty() const { return count_ == 0; }
   // The oldest record (its framing) and its pid; only when !empty().

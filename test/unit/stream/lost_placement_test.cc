@@ -43,17 +43,20 @@ class Producer {
  public:
   Producer(RecordQueue& queue, RecordQueue& staging, const Scenario& s) : queue_(queue), staging_(staging), s_(s) {}
 
-  // One drain turn of `raw` raw records: into the queue (the staged ones
-  // first), or into staging while `busy`.
+  // One drain turn of `raw` raw records, as CpuDrainer makes them: into the
+  // queue (the staged ones first), or into staging while `busy`, or while
+  // staged records wait for a lease to be released, or from the first one
+  // the queue has room for only under a lease's bytes.
   void turn(std::mt19937_64& rng, int raw, bool busy) {
-    if (!busy) queue_.append(staging_);
-    RecordQueue& to = busy ? staging_ : queue_;
+    const bool waiting = !busy && !queue_.append(staging_, RecordQueue::Until::Lease);
+    RecordQueue* to = busy || waiting ? &staging_ : &queue_;
+    RecordQueue* overflow = to == &queue_ ? &staging_ : nullptr;
     for (int i = 0; i < raw; ++i) {
       ts_ += 1 + rng() % 3;
       if (s_.kernel_loss && rng() % 40 == 0) {  // a sub-buffer's lost mark comes before its records
         const std::uint64_t count = 1 + rng() % 50;
         weight.push_back(count);
-        to.add_lost(ts_, count, false);
+        to->add_lost(ts_, count, false);
       }
       for (int p = 0; p < s_.projections; ++p) {
         const std::uint64_t seq = weight.size();
@@ -61,9 +64,14 @@ class Producer {
         ++records;
         const std::uint32_t payload = static_cast<std::uint32_t>(8 * (1 + seq % 5));
         const std::uint32_t size = EVENTFS_RECORD_SIZE(payload);
-        std::uint8_t* at = to.reserve(static_cast<std::int32_t>(seq % 1000), size, ts_);
+        std::uint8_t* at = to->reserve(static_cast<std::int32_t>(seq % 1000), size, ts_);
+        if (!at && overflow) {
+          to = overflow;
+          overflow = nullptr;
+          at = to->reserve(static_cast<std::int32_t>(seq % 1000), size, ts_);
+        }
         if (!at) {
-          to.drop_record();
+          to->drop_record();
           continue;
         }
         eventfs_record_header h{size, kFirstId + static_cast<std::uint32_t>(p), ts_,
@@ -74,7 +82,7 @@ class Producer {
       }
     }
   }
-  void move_staged() { queue_.append(staging_); }
+  void move_staged(RecordQueue::Until until = RecordQueue::Until::Lease) { queue_.append(staging_, until); }
 
   // By sequence number: 1 for a record, the count of a kernel loss.
   std::vector<std::uint64_t> weight;
@@ -205,7 +213,7 @@ void run(const Scenario& s, std::uint64_t seed, int steps) {
     }
   }
   if (leased) send_lease();
-  producer.move_staged();
+  producer.move_staged(RecordQueue::Until::All);
   for (std::string out; take_records(queue, kCpu, 1 << 20, out); out.clear()) checker.read(out);
   checker.end();
   EXPECT_TRUE(checker.failures.empty()) << [&] {
@@ -277,6 +285,48 @@ TEST(LostPlacement, RecordsALeaseKeptOutAreReportedAfterTheRecordsBeforeThem) {
     at += h.size;
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "lost 3 @90", "9"}));
+}
+
+// Records the queue has room for only under a lease's bytes wait in the
+// staging queue, as the drainer puts them there: appending them stops at
+// the lease and goes on once it is released, dropping nothing.
+TEST(LostPlacement, StagedRecordsWaitForALeaseInsteadOfBeingDropped) {
+  const std::uint32_t one = EVENTFS_RECORD_SIZE(8);
+  RecordQueue q(5 * one + lost_record_size()), staging(16 * one);
+  q.set_cpu(kCpu);
+  staging.set_cpu(kCpu);
+  auto record = [&](std::uint64_t seq) {
+    std::vector<std::uint8_t> r(one, 0);
+    eventfs_record_header h{one, kFirstId, seq * 10, 1, EVENTFS_RECORD_VERSION, 0};
+    std::memcpy(r.data(), &h, sizeof h);
+    std::memcpy(r.data() + sizeof h, &seq, sizeof seq);
+    return r;
+  };
+  for (std::uint64_t seq = 0; seq < 5; ++seq) q.push(1, record(seq).data());
+  StreamChannel::Lease lease;
+  ASSERT_TRUE(lease_records(q, 3 * one, lease));  // 0, 1 and 2, pinned
+  std::string read;
+  for (int i = 0; i < lease.n; ++i) read.append(lease.parts[i]);
+  for (std::uint64_t seq = 5; seq < 9; ++seq) staging.push(1, record(seq).data());
+  EXPECT_FALSE(q.append(staging, RecordQueue::Until::Lease));  // 5 fits at the back; 6 would need the leased bytes
+  EXPECT_FALSE(staging.empty());
+  q.unpin();
+  EXPECT_TRUE(q.append(staging, RecordQueue::Until::Lease));
+  EXPECT_TRUE(staging.empty());
+  EXPECT_EQ(q.dropped_total(), 0u);
+  std::string rest;
+  ASSERT_TRUE(take_records(q, kCpu, 1 << 20, rest));
+  read += rest;
+  std::vector<std::uint64_t> seen;
+  for (std::size_t at = 0; at < read.size();) {
+    eventfs_record_header h;
+    std::memcpy(&h, read.data() + at, sizeof h);
+    std::uint64_t v;
+    std::memcpy(&v, read.data() + at + sizeof h, sizeof v);
+    seen.push_back(h.id == EVENTFS_ID_LOST ? ~0ull : v);
+    at += h.size;
+  }
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
 }
 
 }  // namespace
