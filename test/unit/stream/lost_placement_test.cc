@@ -248,6 +248,21 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(s.queue_bytes);
     });
 
+// The records of a read: each one's sequence number, or "lost N @ts".
+std::vector<std::string> records_in(const std::string& read) {
+  std::vector<std::string> seen;
+  for (std::size_t at = 0; at < read.size();) {
+    eventfs_record_header h;
+    std::memcpy(&h, read.data() + at, sizeof h);
+    std::uint64_t v;
+    std::memcpy(&v, read.data() + at + sizeof h, sizeof v);
+    seen.push_back(h.id == EVENTFS_ID_LOST ? "lost " + std::to_string(v) + " @" + std::to_string(h.timestamp)
+                                           : std::to_string(v));
+    at += h.size;
+  }
+  return seen;
+}
+
 // The plainest case: records that a lease keeps out of the queue are
 // missing after the records queued before them, not before.
 TEST(LostPlacement, RecordsALeaseKeptOutAreReportedAfterTheRecordsBeforeThem) {
@@ -274,17 +289,7 @@ TEST(LostPlacement, RecordsALeaseKeptOutAreReportedAfterTheRecordsBeforeThem) {
   ASSERT_TRUE(take_records(q, kCpu, 1 << 20, rest));
   read += rest;
   // 0 1 2 | 3 4 5 [lost 3] 9
-  std::vector<std::string> seen;
-  for (std::size_t at = 0; at < read.size();) {
-    eventfs_record_header h;
-    std::memcpy(&h, read.data() + at, sizeof h);
-    std::uint64_t v;
-    std::memcpy(&v, read.data() + at + sizeof h, sizeof v);
-    seen.push_back(h.id == EVENTFS_ID_LOST ? "lost " + std::to_string(v) + " @" + std::to_string(h.timestamp)
-                                           : std::to_string(v));
-    at += h.size;
-  }
-  EXPECT_EQ(seen, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "lost 3 @90", "9"}));
+  EXPECT_EQ(records_in(read), (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "lost 3 @90", "9"}));
 }
 
 // Records the queue has room for only under a lease's bytes wait in the
@@ -317,16 +322,7 @@ TEST(LostPlacement, StagedRecordsWaitForALeaseInsteadOfBeingDropped) {
   std::string rest;
   ASSERT_TRUE(take_records(q, kCpu, 1 << 20, rest));
   read += rest;
-  std::vector<std::uint64_t> seen;
-  for (std::size_t at = 0; at < read.size();) {
-    eventfs_record_header h;
-    std::memcpy(&h, read.data() + at, sizeof h);
-    std::uint64_t v;
-    std::memcpy(&v, read.data() + at + sizeof h, sizeof v);
-    seen.push_back(h.id == EVENTFS_ID_LOST ? ~0ull : v);
-    at += h.size;
-  }
-  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(records_in(read), (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7", "8"}));
 }
 
 }  // namespace
