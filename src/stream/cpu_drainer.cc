@@ -27,7 +27,9 @@ class CpuDrainer::Sink final : public RingSink {
       if (!to && overflow) [[unlikely]] {
         // The queue's only room is under a lease's bytes (a reply being
         // sent): this record and the rest of the batch wait in the staging
-        // queue until the lease is released, instead of being dropped.
+        // queue until the lease is released, instead of being dropped (a
+        // batch beyond the staging queue's room drops its oldest there,
+        // counted as the queue's would have been).
         target = overflow;
         overflow = nullptr;
         to = target->reserve(p->pid(raw, len), record_size(*p), ts);
@@ -98,8 +100,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
       policy.drained(drain(ring, now));
     } else if (!q_.staging.empty()) {  // staged while a reader held the queue: moved when it is free
       std::unique_lock lock(q_.mu, std::try_to_lock);
-      if (lock) {
-        q_.queue.append(q_.staging, RecordQueue::Until::Lease);
+      if (lock && move_staged() != 0) {
         lock.unlock();
         hub_.tell(cpu_);
       }
@@ -110,7 +111,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     if (policy.end_turn()) {
       if (!q_.staging.empty()) {
         std::unique_lock lock(q_.mu, std::try_to_lock);
-        if (lock) q_.queue.append(q_.staging, RecordQueue::Until::Lease);
+        if (lock) move_staged();
       }
       hub_.tell(cpu_);
     }
@@ -123,6 +124,12 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     moved = true;
   }
   if (policy.untold() || moved) hub_.tell(cpu_);
+}
+
+std::size_t CpuDrainer::move_staged() {
+  const std::uint64_t before = q_.staging.count();
+  q_.queue.append(q_.staging, RecordQueue::Until::Lease);
+  return static_cast<std::size_t>(before - q_.staging.count());
 }
 
 void CpuDrainer::trim(Clock::time_point now) {
@@ -148,16 +155,28 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
     std::size_t batch = kDrainBatch;
     std::unique_lock lock(q_.mu, std::try_to_lock);
     if (!lock) {
-      batch = std::min(batch, q_.staging.free_bytes() / max_entry_);  // nothing staged is ever dropped
+      batch = std::min(batch, q_.staging.free_bytes() / max_entry_);  // nothing staged is dropped for it
       if (batch < kDrainBatch / 16) {
         lock.lock();
         batch = kDrainBatch;
       }
     }
-    // (What the staging queue still holds after that waits for a lease to
-    // be released: the batch goes after it, and is bounded by its room.)
-    if (lock && !q_.queue.append(q_.staging, RecordQueue::Until::Lease))
-      batch = std::max<std::size_t>(1, std::min(batch, q_.staging.free_bytes() / max_entry_));
+    if (lock && !q_.staging.empty()) {
+      // Staged records moved over are news for the readers, told at the
+      // turn's end. What a lease's bytes still keep out waits, and the ring
+      // with it (it holds what comes meanwhile): retried within
+      // kStagedRetryMs, not drained a record at a time into the staging
+      // queue.
+      d.added = move_staged();
+      if (!q_.staging.empty()) {
+        std::lock_guard ring_lock(q_.ring_mu);
+        d.batch = batch;
+        d.has_ring = ring.has_ring();
+        d.settled = ring.settled();
+        d.staging_empty = false;
+        return d;
+      }
+    }
     Sink sink(table_, wanted_);
     sink.target = lock && q_.staging.empty() ? &q_.queue : &q_.staging;
     if (sink.target == &q_.queue) sink.overflow = &q_.staging;
@@ -178,7 +197,7 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
     d.got = got ? *got : 0;
     d.failed = !got;
     d.batch = batch;
-    d.added = sink.added;
+    d.added += sink.added;
     d.has_ring = ring.has_ring();
     d.settled = ring.settled();
     d.staging_empty = q_.staging.empty();

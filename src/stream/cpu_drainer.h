@@ -54,6 +54,9 @@ class CpuDrainer {
   // Trims the queues when a period is over (the queue only if its lock is
   // free: otherwise at a later turn).
   void trim(Clock::time_point now);
+  // Moves the staged records over to the queue (q_.mu held), as far as a
+  // lease's bytes let it; how many it moved.
+  std::size_t move_staged();
 
   const int cpu_;
   HubCpu& q_;

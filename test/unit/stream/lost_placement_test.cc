@@ -44,13 +44,16 @@ class Producer {
   Producer(RecordQueue& queue, RecordQueue& staging, const Scenario& s) : queue_(queue), staging_(staging), s_(s) {}
 
   // One drain turn of `raw` raw records, as CpuDrainer makes them: into the
-  // queue (the staged ones first), or into staging while `busy`, or while
-  // staged records wait for a lease to be released, or from the first one
-  // the queue has room for only under a lease's bytes.
+  // queue (the staged ones first; none while staged records wait for a
+  // lease to be released), or into staging while `busy`, or from the first
+  // one the queue has room for only under a lease's bytes.
   void turn(std::mt19937_64& rng, int raw, bool busy) {
-    const bool waiting = !busy && !queue_.append(staging_, RecordQueue::Until::Lease);
-    RecordQueue* to = busy || waiting ? &staging_ : &queue_;
-    RecordQueue* overflow = to == &queue_ ? &staging_ : nullptr;
+    if (!busy && !staging_.empty()) {
+      queue_.append(staging_, RecordQueue::Until::Lease);
+      if (!staging_.empty()) return;  // (the records wait in the ring)
+    }
+    RecordQueue* to = busy ? &staging_ : &queue_;
+    RecordQueue* overflow = busy ? nullptr : &staging_;
     for (int i = 0; i < raw; ++i) {
       ts_ += 1 + rng() % 3;
       if (s_.kernel_loss && rng() % 40 == 0) {  // a sub-buffer's lost mark comes before its records
