@@ -342,12 +342,20 @@ TEST_F(StreamRing, TheQueuesMemoryFollowsWhatWaitsInThem) {
   if (!kSanitized) {
     // The count falls before the pages go back (CpuDrainer::trim gives them
     // back after it lets go of the queue's lock), so the resident memory is
-    // waited for too.
-    const long long most = cpus * kIdleQueueBytes + (1 << 20);
+    // waited for too: most of what the records took goes back, and what is
+    // left is the queues' idle parts and the threads the stream and its
+    // reads started (each FUSE worker libfuse adds keeps its stack and malloc
+    // arena; a CI rehearsal once had 3.7 MB over the mounted daemon here).
+    const long long most = cpus * kIdleQueueBytes + (3 << 20);
     long long after = -1;
-    EXPECT_TRUE(wait_until([&] { return (after = status_bytes(m.pid(), "RssAnon")) - mounted <= most; }, 5s))
-        << "resident " << mounted << " bytes mounted, " << grown << " holding " << bytes << ", " << after
-        << " once they were read; stats:\n"
+    EXPECT_TRUE(wait_until(
+        [&] {
+          after = status_bytes(m.pid(), "RssAnon");
+          return after - mounted <= most && grown - after >= bytes * 3 / 4;
+        },
+        5s))
+        << "resident " << mounted << " bytes mounted, " << idle << " idle, " << grown << " holding " << bytes
+        << ", " << after << " once they were read; stats:\n"
         << slurp(stats_path);
   }
   ::close(fd);
