@@ -178,8 +178,8 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
       }
     }
     Sink sink(table_, wanted_);
-    sink.target = lock && q_.staging.empty() ? &q_.queue : &q_.staging;
-    if (sink.target == &q_.queue) sink.overflow = &q_.staging;
+    sink.target = lock ? &q_.queue : &q_.staging;  // (with the lock, nothing is staged by now)
+    if (lock) sink.overflow = &q_.staging;
     std::lock_guard ring_lock(q_.ring_mu);
     Result<std::size_t> got = ring.drain(sink, batch);
     if (ring.poll_fd() != ring_fd_) {

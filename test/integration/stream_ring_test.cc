@@ -345,7 +345,7 @@ TEST_F(StreamRing, TheQueuesMemoryFollowsWhatWaitsInThem) {
     // waited for too: most of what the records took goes back, and what is
     // left is the queues' idle parts and the threads the stream and its
     // reads started (each FUSE worker libfuse adds keeps its stack and malloc
-    // arena; a CI rehearsal once had 3.7 MB over the mounted daemon here).
+    // arena).
     const long long most = cpus * kIdleQueueBytes + (3 << 20);
     long long after = -1;
     EXPECT_TRUE(wait_until(
