@@ -6,13 +6,20 @@
 // Concurrency: a write holds the locks of the raw events it changes
 // (EventLockTable) for its whole length; a read waits for a write to its own
 // event, never for one to another event. Kernel writes take turns
-// (KernelWriter). The controller's own records are under a lock that is
-// never held across a kernel call.
+// (KernelWriter). What the controller records of its writes (WrittenWords,
+// VariableBook) is under leaf locks, never held across a kernel call.
+//
+// Its parts: TriggerPlanner plans a trigger write, TriggerApplier applies
+// it; WrittenWords reads stable files back in the writer's words;
+// VariableBook keeps the variables and what names them; EnableUsers counts
+// the enables of a raw event; EventLockTable and KernelWriter order the
+// writes. The controller takes a write's locks, calls its parts in turn and
+// is the one that logs a refusal and answers its errno.
 #pragma once
 
 #include <cerrno>
+#include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -29,9 +36,13 @@
 #include "control/filter.h"
 #include "control/kernel_writer.h"
 #include "control/stable_names.h"
+#include "control/refusal.h"
 #include "control/trigger.h"
+#include "control/trigger_applier.h"
 #include "control/trigger_planner.h"
+#include "control/variable_book.h"
 #include "control/variables.h"
+#include "control/written_words.h"
 #include "error/result.h"
 #include "projection/binding.h"
 #include "projection/wanted_events.h"
@@ -97,29 +108,18 @@ class Controller {
   const std::vector<std::string>& available_triggers() const { return available_; }
 
  private:
-  using Stable = StableNames;
-  // What eventfs wrote, so read-back can show the user's own words.
-  struct Applied {
-    std::string stable_target;  // empty when the trigger has none
-    std::string stable_filter;
-    std::size_t writer;  // the stable event whose names these are
-  };
-  using AppliedKey = std::tuple<std::string, std::string, std::string>;  // dir, cmd:target, raw filter
-
-  using KernelWrite = TriggerWrite;
-  using Plan = TriggerPlan;
   // A read of an event's files waits for a write to that event (which may
   // show the kernel a state it then undoes, a refused filter say), never for
   // one to another event.
   EventLockTable::Held read_lock(const std::string& dir) { return event_locks_.for_read(dir); }
   EventLockTable::Held write_locks(std::vector<std::string> dirs) { return event_locks_.for_write(std::move(dirs)); }
 
+  // Logs a refusal of the write to `where` (its text `command`); its errno.
+  int refuse(const std::string& where, const Refusal& why, std::string_view command);
   int refuse(const std::string& where, int err, const std::string& message, std::string_view command,
-             std::size_t caret);
-  KernelStatus kernel_write(const std::string& rel, std::string_view data, bool read_log = true) {
-    return kernel_.write(rel, data, read_log);
+             std::size_t caret) {
+    return refuse(where, Refusal{err, message, caret}, command);
   }
-  void put_back(const std::string& rel, std::string_view data) { kernel_.put_back(rel, data); }
   // Logs a kernel refusal of `command`, the caret into what the user wrote;
   // the write's errno.
   int kernel_refused(const std::string& where, const KernelRefusal& why, std::string_view command,
@@ -140,94 +140,43 @@ class Controller {
     Controller& c;
     ~PublishOnExit() { c.publish_wanted(); }
   };
+  // Writes the filter `raw` of `dir`; a refused one leaves the one before.
   KernelStatus replace_filter(const std::string& dir, const std::string& raw);
   int one_line(const std::string& where, const std::string& text);
-  // A trigger the kernel would refuse as a duplicate: one of the same kind
-  // (and target) already on the event and not removed earlier in the write,
-  // or added earlier in it. Empty if none.
-  std::string duplicate_of(const Plan& plan, std::size_t index, const Stable* names) const;
-  // A write of the filter file of `ev` in the names of `s` (nullptr: raw/,
-  // the kernel's names).
-  int write_filters(const std::string& where, const EventName& ev, const Stable* s, std::string_view data);
-  // A write of the trigger file of `ev` in the names of `s` (nullptr: raw/,
-  // the kernel's names): planned whole, then applied all or nothing.
-  int write_triggers(const std::string& where, const EventName& ev, const Stable* s, std::string_view data);
-  // Applies a plan all or nothing: on a refusal, what it applied is undone
-  // newest first and the events its triggers may have switched are put back.
-  int apply_triggers(const std::string& where, const Plan& plan, std::string_view text, const Stable* names);
-  // state_mu_ held.
-  std::string translate_trigger_line(const Stable* s, const std::string& dir, const std::string& line) const;
-
-  // ---- variables
-  // A filter or trigger condition that names variables, kept in step with them.
-  struct VarUse {
-    EventName event;
-    std::string identity;  // "" for the event's filter, else the trigger's command[:target]
-    std::string text;      // the condition as written
-    const Stable* names;   // its field names' event; nullptr: the kernel's names
-    std::set<std::string> variables;
-    std::string raw;  // what the kernel has
-  };
-  struct ArmedSave {
-    EventName event;
-    std::string variable, field, condition;
-    const Stable* names;
-    std::set<std::string> variables;
-    int id;
-    bool counted;
-  };
-  VariableValues variables_now() const;
-  // Translates a condition in its names with the current values (and
-  // `declared` as unset variables where they are not variables yet).
-  FilterResult condition_to_raw(const std::string& text, const Stable* names,
-                                const std::set<std::string>& declared = {}) const;
-  // Rewrites what names any of `changed` to the values they have now, one
-  // event at a time (caller holds no event lock and not variables_mu_); the
-  // first refusal's message, or "". Stops early once `stopping()`.
-  std::string reapply(const std::set<std::string>& changed, const std::function<bool()>& stopping = nullptr);
-  // Records what a write left naming variables (state_mu_ held).
-  void note_use(VarUse use);
+  // A write of the filter file of `ev` in `names`.
+  int write_filters(const std::string& where, const EventName& ev, Names names, std::string_view data);
+  // A write of the trigger file of `ev` in `names`: planned whole, then
+  // applied all or nothing.
+  int write_triggers(const std::string& where, const EventName& ev, Names names, std::string_view data);
   // 0, or ENOSPC (logged) when `adding` conditions naming variables on
   // `dir`, in place of its uses `replaced` (identities), would make more
   // than kMaxVariableUses: each is a kernel rewrite at every change.
   int check_variable_uses(const std::string& where, const std::string& dir, const std::set<std::string>& replaced,
                           std::size_t adding, std::string_view text);
-  int check_variable_uses(const std::string& where, const std::string& dir, const Plan& plan);
-  void drop_use(const std::string& dir, const std::string& identity);
-  // What the trigger planner reads of the controller: the variables and armed saves now.
-  PlanningState planning_state() const;
-  // Arms the plan's new saves; on a refusal disarms them again.
-  int arm_saves(const std::string& where, const Plan& plan, std::string_view text, std::vector<int>& armed);
-  void finish_saves(const EventName& ev, const Stable* s, const Plan& plan, const std::vector<int>& armed);
-  std::string save_lines(const std::string& dir) const;  // state_mu_ held
-  // Puts a trigger's condition `from` (raw) as `to`, keeping its count.
-  KernelStatus rewrite_trigger(const std::string& dir, const std::string& identity, const std::string& from,
-                               const std::string& to);
-  // Raw read-back of filter and trigger with variables' names.
-  std::string raw_with_names(const std::string& dir, const std::string& file, const std::string& kernel) const;
+  // Arms the plan's new saves (their ids in `armed`); on a refusal none.
+  int arm_saves(const std::string& where, const TriggerPlan& plan, std::string_view text, std::vector<int>& armed);
+  // What is left of a counted save.
+  std::uint64_t remaining(int save) const;
+  // Rewrites what names any of `changed` to the values they have now, one
+  // event at a time (caller holds no event lock and not variables_mu_); the
+  // first refusal's message, or "". Stops early once `stopping()`.
+  std::string reapply(const std::set<std::string>& changed, const std::function<bool()>& stopping = nullptr);
 
   const InstanceFiles& files_;
   const Tracefs& tracefs_;
   WantedEvents* wanted_;
-  std::vector<Stable> stable_;
+  std::vector<StableNames> stable_;
   std::vector<std::string> available_;
+  std::set<std::string> reserved_names_;  // field names of the stable events
   KernelWriter kernel_;
   EventLockTable event_locks_;
   EnableUsers enable_users_;
   std::mutex publish_mu_;  // one publish_wanted() at a time
-  mutable std::mutex state_mu_;  // what follows
-  std::map<AppliedKey, Applied> applied_;
-  struct AppliedFilter {
-    std::string raw, stable;
-    std::size_t writer;  // the stable event whose names `stable` is in
-  };
-  std::map<std::string, AppliedFilter> filters_;  // by raw event dir
-  VariableValues variables_;
-  std::vector<VarUse> var_uses_;
-  std::vector<ArmedSave> saves_;
-  std::set<std::string> reserved_names_;  // field names of the stable events
+  WrittenWords words_;     // reads stable_
+  VariableBook book_;
   CaptureEngine* captures_ = nullptr;
   TriggerPlanner planner_;  // reads stable_, available_ and reserved_names_
+  TriggerApplier applier_;
   // Shared by writes of filters and triggers (what they translate stays
   // current until they are recorded), whole for a change of values (not for
   // the rewrites that follow it).

@@ -26,16 +26,16 @@ std::set<std::string> declared_by_saves(const std::vector<TriggerCommand>& comma
 
 }  // namespace
 
-FilterResult condition_in_kernel_names(const std::string& text, const StableNames* names, VariableValues vars,
+FilterResult condition_in_kernel_names(const std::string& text, Names names, VariableValues vars,
                                        const std::set<std::string>& declared) {
   for (const auto& name : declared) vars.try_emplace(name);
   // A raw condition without variables goes to the kernel as it was written.
-  if (!names && !names_a_variable(text, vars)) {
+  if (names.is_kernel() && !names_a_variable(text, vars)) {
     TranslatedFilter out;
     out.raw = text;
     return out;
   }
-  return translate_filter(text, names ? &names->fields : nullptr, &vars);
+  return translate_filter(text, names.fields(), &vars);
 }
 
 std::string TriggerPlanner::with_available(const std::string& message) const {
@@ -54,21 +54,21 @@ Planned TriggerPlanner::check_command(const TriggerCommand& t) const {
 }
 
 
-Result<TriggerPlan, Refusal> TriggerPlanner::plan(const EventName& ev, const StableNames* s,
+Result<TriggerPlan, Refusal> TriggerPlanner::plan(const EventName& ev, Names names,
                                                   const std::vector<TriggerCommand>& commands,
                                                   const PlanningState& state) const {
   TriggerPlan plan;
   plan.dirs.push_back(ev.dir());
   plan.declared = declared_by_saves(commands);
   for (const auto& t : commands)
-    if (Planned ok = s ? plan_stable(*s, t, state, plan) : plan_raw(ev, t, state, plan); !ok) return std::move(ok).error();
+    if (Planned ok = names.is_kernel() ? plan_raw(ev, t, state, plan) : plan_stable(names.stable(), t, state, plan); !ok) return std::move(ok).error();
   return plan;
 }
 
 
 Planned TriggerPlanner::plan_stable(const StableNames& s, const TriggerCommand& t, const PlanningState& state,
                                     TriggerPlan& plan) const {
-  if (t.is_save()) return plan_save(t, &s, s.event, state, plan);
+  if (t.is_save()) return plan_save(t, Names::of(s), s.event, state, plan);
   if (Planned ok = check_command(t); !ok) return ok;
   if (t.command == "hist" || t.command == "enable_hist" || t.command == "disable_hist")
     return Refusal{EINVAL,
@@ -102,7 +102,7 @@ Planned TriggerPlanner::plan_stable(const StableNames& s, const TriggerCommand& 
   c.filter_pos = t.filter_pos;
   c.command_pos = t.command_pos - (t.remove ? 1 : 0);
   if (t.has_filter) {
-    auto translated = condition_in_kernel_names(t.filter, &s, state.variables, plan.declared);
+    auto translated = condition_in_kernel_names(t.filter, Names::of(s), state.variables, plan.declared);
     if (!translated)
       return Refusal{EINVAL, translated.error().message, t.filter_pos + translated.error().pos};
     c.filter = std::move(translated).value();
@@ -126,14 +126,14 @@ Planned TriggerPlanner::plan_stable(const StableNames& s, const TriggerCommand& 
 
 Planned TriggerPlanner::plan_raw(const EventName& event, const TriggerCommand& t, const PlanningState& state,
                                   TriggerPlan& plan) const {
-  if (t.is_save()) return plan_save(t, nullptr, event, state, plan);
+  if (t.is_save()) return plan_save(t, Names::kernel(), event, state, plan);
   const std::string dir = event.dir();
   if (Planned ok = check_command(t); !ok) return ok;
   TriggerPlan::Command c;
   c.filter_pos = t.filter_pos;
   std::string raw_filter = t.filter;
   if (t.has_filter && t.command.find("hist") == std::string::npos) {
-    auto translated = condition_in_kernel_names(t.filter, nullptr, state.variables, plan.declared);
+    auto translated = condition_in_kernel_names(t.filter, Names::kernel(), state.variables, plan.declared);
     if (!translated)
       return Refusal{EINVAL, translated.error().message, t.filter_pos + translated.error().pos};
     c.filter = std::move(translated).value();
@@ -174,7 +174,7 @@ Planned TriggerPlanner::plan_raw(const EventName& event, const TriggerCommand& t
 }
 
 
-Planned TriggerPlanner::plan_save(const TriggerCommand& t, const StableNames* s, const EventName& ev,
+Planned TriggerPlanner::plan_save(const TriggerCommand& t, Names names, const EventName& ev,
                                    const PlanningState& state, TriggerPlan& plan) const {
   TriggerPlan::Save sv;
   sv.remove = t.remove;
@@ -204,9 +204,10 @@ Planned TriggerPlanner::plan_save(const TriggerCommand& t, const StableNames* s,
   const std::size_t field_pos = t.target_pos + sv.variable.size() + 1;
   RawEvent raw;
   std::string raw_name = sv.field;
-  if (s) {
-    raw = s->binding->raw;
-    if (auto it = s->fields.find(sv.field); it != s->fields.end()) {
+  if (!names.is_kernel()) {
+    const StableNames& s = names.stable();
+    raw = s.binding->raw;
+    if (auto it = s.fields.find(sv.field); it != s.fields.end()) {
       if (it->second.task_state)
         return Refusal{EINVAL,
                        fmt::format("'{}' is computed from the task state; save takes a field as the kernel records it",
@@ -229,7 +230,7 @@ Planned TriggerPlanner::plan_save(const TriggerCommand& t, const StableNames* s,
     return Refusal{EINVAL, fmt::format("save takes an integer field; '{}' is not one", sv.field), field_pos};
   if (t.count) sv.spec.count = std::stoull(*t.count);
   if (t.has_filter) {
-    auto translated = condition_in_kernel_names(t.filter, s, state.variables, plan.declared);
+    auto translated = condition_in_kernel_names(t.filter, names, state.variables, plan.declared);
     if (!translated)
       return Refusal{EINVAL, translated.error().message, t.filter_pos + translated.error().pos};
     const TranslatedFilter& tf = *translated;

@@ -19,6 +19,7 @@
 #include "control/captures.h"
 #include "control/event_name.h"
 #include "control/filter.h"
+#include "control/refusal.h"
 #include "control/stable_names.h"
 #include "control/trigger.h"
 #include "control/variables.h"
@@ -28,11 +29,6 @@
 namespace eventfs {
 
 // A refusal found while planning a write, before anything is applied.
-struct Refusal {
-  int code = EINVAL;
-  std::string reason;   // error_log's message
-  std::size_t caret = 0;  // where its caret goes in the write
-};
 using Planned = Result<void, Refusal>;
 
 // One write to a trigger file of the instance: `dir` is the event's,
@@ -83,11 +79,10 @@ struct PlanningState {
   std::set<std::pair<std::string, std::string>> saves;  // the armed saves: event dir, variable
 };
 
-// A condition in the names of `names` (nullptr: the kernel's) in the
-// kernel's names, with `vars`' values (and `declared` as unset variables
+// A condition in `names` in the kernel's names, with `vars`' values (and `declared` as unset variables
 // where they are not variables yet). A raw condition naming no variable is
 // the text as written.
-FilterResult condition_in_kernel_names(const std::string& text, const StableNames* names, VariableValues vars,
+FilterResult condition_in_kernel_names(const std::string& text, Names names, VariableValues vars,
                                        const std::set<std::string>& declared = {});
 
 class TriggerPlanner {
@@ -102,9 +97,8 @@ class TriggerPlanner {
   // Whether save: commands can be carried out (there is a capture engine).
   void set_can_save(bool can) { can_save_ = can; }
 
-  // The commands of a write to the trigger file of `ev`, in the names of `s`
-  // (nullptr: the kernel's).
-  Result<TriggerPlan, Refusal> plan(const EventName& ev, const StableNames* s,
+  // The commands of a write to the trigger file of `ev`, in `names`.
+  Result<TriggerPlan, Refusal> plan(const EventName& ev, Names names,
                                     const std::vector<TriggerCommand>& commands, const PlanningState& state) const;
 
   // A parse error's message, with the available commands where it is
@@ -117,7 +111,7 @@ class TriggerPlanner {
                       TriggerPlan& plan) const;
   Planned plan_raw(const EventName& ev, const TriggerCommand& t, const PlanningState& state,
                    TriggerPlan& plan) const;
-  Planned plan_save(const TriggerCommand& t, const StableNames* s, const EventName& ev, const PlanningState& state,
+  Planned plan_save(const TriggerCommand& t, Names names, const EventName& ev, const PlanningState& state,
                     TriggerPlan& plan) const;
 
   const std::vector<std::string>& available_;

@@ -41,7 +41,7 @@
 
 namespace eventfs {
 
-class StreamHub : private HubServices {
+class StreamHub final : private HubServices {
  public:
   static constexpr std::size_t kQueueBytes = 8u << 20;  // per CPU, by default (-o queue_kb)
   static constexpr int kSubbufKb = 64;                  // eventfs's instance's sub-buffer size

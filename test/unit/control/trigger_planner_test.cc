@@ -34,13 +34,13 @@ class TriggerPlannerTest : public ::testing::Test {
     auto commands = parse_triggers(text, TargetStyle::Stable);
     if (!commands) throw std::runtime_error("cannot parse " + text);
     const StableNames& s = event(name);
-    return planner.plan(s.event, &s, *commands, state);
+    return planner.plan(s.event, Names::of(s), *commands, state);
   }
   Result<TriggerPlan, Refusal> plan_raw(const EventName& ev, const std::string& text,
                                         const PlanningState& state = {}) const {
     auto commands = parse_triggers(text, TargetStyle::Raw);
     if (!commands) throw std::runtime_error("cannot parse " + text);
-    return planner.plan(ev, nullptr, *commands, state);
+    return planner.plan(ev, Names::kernel(), *commands, state);
   }
   static std::vector<std::string> texts(const TriggerPlan& p) {
     std::vector<std::string> out;
