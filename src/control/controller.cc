@@ -100,22 +100,33 @@ void Controller::publish_wanted() {
 
 // ---- enable
 
-int Controller::read_enable(std::size_t index, std::string& out) {
-  const StableNames& s = stable_.at(index);
-  auto event = read_lock(s.dir);
-  if (s.always_on) {
+Controller::Target Controller::target_of(const ControlEvent& e) const {
+  if (const auto* index = std::get_if<std::size_t>(&e)) {
+    const StableNames& s = stable_.at(*index);
+    return {s.name, s.event, Names::of(s)};
+  }
+  const EventName& ev = std::get<EventName>(e);
+  return {"raw/" + ev.shown(), ev, Names::kernel()};
+}
+
+int Controller::read_enable(const ControlEvent& e, std::string& out) {
+  const Target t = target_of(e);
+  const std::string dir = t.event.dir();
+  auto event = read_lock(dir);
+  if (!t.names.is_kernel() && t.names.stable().always_on) {
     out = "1\n";
     return 0;
   }
-  auto kernel = files_.read(s.dir + "/enable");
+  auto kernel = files_.read(dir + "/enable");
   if (!kernel) return kernel.code();
   const std::string& k = *kernel;
-  // "0*"/"1*": a trigger holds the event in soft mode; show the kernel's state.
-  if (k.find('*') != std::string::npos) {
+  // raw/ shows the kernel's state; so does a stable file whose event a
+  // trigger holds in soft mode ("0*"/"1*").
+  if (t.names.is_kernel() || k.find('*') != std::string::npos) {
     out = k;
     return 0;
   }
-  const EnableUsers::Who who = enable_users_.who(s.dir, s.name);
+  const EnableUsers::Who who = enable_users_.who(dir, t.names.stable().name);
   // On in the kernel with nobody's enable: left on by a removed trigger.
   bool left_on = !who.anyone && k.rfind("1", 0) == 0;
   out = who.mine || left_on ? "1\n" : "0\n";
@@ -155,11 +166,13 @@ void Controller::end_hold(const EventName& ev, const std::string& user) {
                                            off.error().reason));
 }
 
-int Controller::write_enable(std::size_t index, std::string_view data, Hold* held) {
-  const StableNames& s = stable_.at(index);
-  auto locks = write_locks({s.dir});
+int Controller::write_enable(const ControlEvent& e, std::string_view data, Hold* held) {
+  const Target t = target_of(e);
+  auto locks = write_locks({t.event.dir()});
   PublishOnExit publish{*this};
-  std::string where = s.name + "/enable";
+  const std::string where = t.where + "/enable";
+  if (t.names.is_kernel()) return enable_write(where, t.event, EnableUsers::kRawUser, data, held);
+  const StableNames& s = t.names.stable();
   if (s.always_on) {
     if (int e = check_size(where, data)) return e;
     bool on = true;
@@ -175,45 +188,36 @@ int Controller::write_enable(std::size_t index, std::string_view data, Hold* hel
   return enable_write(where, s.event, EnableUsers::stable_user(s.name), data, held);
 }
 
-int Controller::write_raw_enable(const std::string& system, const std::string& event, std::string_view data,
-                                 Hold* held) {
-  const EventName ev{system, event};
-  auto locks = write_locks({ev.dir()});
-  PublishOnExit publish{*this};
-  return enable_write(fmt::format("raw/{}/{}/enable", system, event), ev, EnableUsers::kRawUser, data, held);
-}
-
 // ---- filter
 
-int Controller::read_filter(std::size_t index, std::string& out) {
-  const StableNames& s = stable_.at(index);
-  auto event = read_lock(s.dir);
-  auto kernel = files_.read(s.dir + "/filter");
+int Controller::read_filter(const ControlEvent& e, std::string& out) {
+  const Target t = target_of(e);
+  const std::string dir = t.event.dir();
+  auto event = read_lock(dir);
+  auto kernel = files_.read(dir + "/filter");
   if (!kernel) return kernel.code();
   const std::string& k = *kernel;
+  if (t.names.is_kernel()) {
+    out = book_.raw_filter(dir, k);
+    return 0;
+  }
   std::string raw = trimmed(k);
   if (raw == "none") {
     out = k;
     return 0;
   }
-  out = words_.filter(s, raw) + "\n";
+  out = words_.filter(t.names.stable(), raw) + "\n";
   return 0;
-}
-
-int Controller::write_filter(std::size_t index, std::string_view data) {
-  const StableNames& s = stable_.at(index);
-  return write_filters(s.name + "/filter", s.event, Names::of(s), data);
-}
-
-int Controller::write_raw_filter(const std::string& system, const std::string& event, std::string_view data) {
-  return write_filters(fmt::format("raw/{}/{}/filter", system, event), EventName{system, event}, Names::kernel(),
-                       data);
 }
 
 // A stable event's filter is translated to the kernel's names and read back
 // in its own words (WrittenWords); a raw/ one is the kernel's own text,
 // which the kernel reads back. "0" clears either.
-int Controller::write_filters(const std::string& where, const EventName& ev, Names names, std::string_view data) {
+int Controller::write_filter(const ControlEvent& e, std::string_view data) {
+  const Target t = target_of(e);
+  const std::string where = t.where + "/filter";
+  const EventName& ev = t.event;
+  const Names names = t.names;
   std::shared_lock values(variables_mu_);
   const std::string dir = ev.dir();
   auto locks = write_locks({dir});
@@ -276,17 +280,11 @@ KernelStatus Controller::replace_filter(const std::string& dir, const std::strin
 
 // ---- trigger
 
-int Controller::write_trigger(std::size_t index, std::string_view data) {
-  const StableNames& s = stable_.at(index);
-  return write_triggers(s.name + "/trigger", s.event, Names::of(s), data);
-}
-
-int Controller::write_raw_trigger(const std::string& system, const std::string& event, std::string_view data) {
-  return write_triggers(fmt::format("raw/{}/{}/trigger", system, event), EventName{system, event}, Names::kernel(),
-                        data);
-}
-
-int Controller::write_triggers(const std::string& where, const EventName& ev, Names names, std::string_view data) {
+int Controller::write_trigger(const ControlEvent& e, std::string_view data) {
+  const Target t = target_of(e);
+  const std::string where = t.where + "/trigger";
+  const EventName& ev = t.event;
+  const Names names = t.names;
   std::shared_lock values(variables_mu_);
   if (int e = check_size(where, data)) return e;
   std::string text = shown(data);
@@ -329,33 +327,26 @@ std::uint64_t Controller::remaining(int save) const {
   return captures_ ? captures_->remaining(save).value_or(0) : 0;
 }
 
-int Controller::read_trigger(std::size_t index, std::string& out) {
-  const StableNames& s = stable_.at(index);
-  auto event = read_lock(s.dir);
-  auto kernel = files_.read(s.dir + "/trigger");
+int Controller::read_trigger(const ControlEvent& e, std::string& out) {
+  const Target t = target_of(e);
+  const std::string dir = t.event.dir();
+  auto event = read_lock(dir);
+  auto kernel = files_.read(dir + "/trigger");
   if (!kernel) return kernel.code();
   const std::string& k = *kernel;
-  const std::string saves = book_.save_lines(s.dir, [this](int id) { return remaining(id); });
+  auto left = [this](int id) { return remaining(id); };
+  if (t.names.is_kernel()) {
+    out = book_.raw_triggers(dir, k, left);
+    return 0;
+  }
+  const std::string saves = book_.save_lines(dir, left);
   if (k.rfind("#", 0) == 0) {  // no triggers: the kernel's header, as it is
     out = saves.empty() ? k : saves;
     return 0;
   }
   out.clear();
-  for (const auto& line : lines_of(k)) out += words_.trigger_line(s, line) + "\n";
+  for (const auto& line : lines_of(k)) out += words_.trigger_line(t.names.stable(), line) + "\n";
   out += saves;
-  return 0;
-}
-
-int Controller::read_raw(const std::string& system, const std::string& event, const std::string& file,
-                         std::string& out) {
-  const std::string dir = EventName{system, event}.dir();
-  auto lock = read_lock(dir);
-  auto k = files_.read(dir + "/" + file);
-  if (!k) return k.code();
-  if (file == "filter" || file == "trigger")
-    out = book_.raw_read_back(dir, file, *k, [this](int id) { return remaining(id); });
-  else
-    out = std::move(*k);
   return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "control/captures.h"
@@ -51,6 +52,10 @@
 
 namespace eventfs {
 
+// The event whose control files are read or written: a stable event, by its
+// index in resolution.available, or a raw event of raw/.
+using ControlEvent = std::variant<std::size_t, EventName>;
+
 class Controller {
  public:
   // `files` is eventfs's instance; `tracefs` lists the kernel's raw events;
@@ -67,22 +72,16 @@ class Controller {
   class EnableHold;
   using Hold = std::unique_ptr<EnableHold>;
 
-  // Stable event `index` (into resolution.available). A write of "hold"
-  // puts a hold in `held` (if it has none yet; without `held`, "hold" is
-  // refused).
-  int read_enable(std::size_t index, std::string& out);
-  int write_enable(std::size_t index, std::string_view data, Hold* held = nullptr);
-  int read_filter(std::size_t index, std::string& out);
-  int write_filter(std::size_t index, std::string_view data);
-  int read_trigger(std::size_t index, std::string& out);
-  int write_trigger(std::size_t index, std::string_view data);
-
-  // raw/<system>/<event>/{enable,filter,trigger}: the kernel's names as they are.
-  int read_raw(const std::string& system, const std::string& event, const std::string& file, std::string& out);
-  int write_raw_enable(const std::string& system, const std::string& event, std::string_view data,
-                       Hold* held = nullptr);
-  int write_raw_filter(const std::string& system, const std::string& event, std::string_view data);
-  int write_raw_trigger(const std::string& system, const std::string& event, std::string_view data);
+  // The control files of `event`: a stable event's at the mount's root, in
+  // its names, or raw/<system>/<event>/'s in the kernel's names as they
+  // are. A write of "hold" to enable puts a hold in `held` (if it has none
+  // yet; without `held`, "hold" is refused).
+  int read_enable(const ControlEvent& event, std::string& out);
+  int write_enable(const ControlEvent& event, std::string_view data, Hold* held = nullptr);
+  int read_filter(const ControlEvent& event, std::string& out);
+  int write_filter(const ControlEvent& event, std::string_view data);
+  int read_trigger(const ControlEvent& event, std::string& out);
+  int write_trigger(const ControlEvent& event, std::string_view data);
 
   // The mount's `trace_clock`: the instance's, as tracefs shows it (the
   // clock of the records' time stamps, selected one in brackets).
@@ -108,6 +107,15 @@ class Controller {
   const std::vector<std::string>& available_triggers() const { return available_; }
 
  private:
+  // A ControlEvent resolved: where error_log says a refusal was ("sched_switch/trigger",
+  // "raw/sched/sched_switch/trigger" without the file), its raw event, its names.
+  struct Target {
+    std::string where;
+    EventName event;
+    Names names;
+  };
+  Target target_of(const ControlEvent& e) const;
+
   // A read of an event's files waits for a write to that event (which may
   // show the kernel a state it then undoes, a refused filter say), never for
   // one to another event.
@@ -128,8 +136,7 @@ class Controller {
   int check_size(const std::string& where, std::string_view data);
   KernelStatus set_enabled(const std::string& dir, const std::string& user, bool on);
   // Enables or holds `dir` for `user` (EnableUsers' names), as
-  // write_enable() and write_raw_enable() were asked; the caller holds the
-  // event lock.
+  // write_enable() was asked; the caller holds the event lock.
   int enable_write(const std::string& where, const EventName& ev, const std::string& user, std::string_view data,
                    Hold* held);
   // Ends a hold (from its destructor).
@@ -143,11 +150,6 @@ class Controller {
   // Writes the filter `raw` of `dir`; a refused one leaves the one before.
   KernelStatus replace_filter(const std::string& dir, const std::string& raw);
   int one_line(const std::string& where, const std::string& text);
-  // A write of the filter file of `ev` in `names`.
-  int write_filters(const std::string& where, const EventName& ev, Names names, std::string_view data);
-  // A write of the trigger file of `ev` in `names`: planned whole, then
-  // applied all or nothing.
-  int write_triggers(const std::string& where, const EventName& ev, Names names, std::string_view data);
   // 0, or ENOSPC (logged) when `adding` conditions naming variables on
   // `dir`, in place of its uses `replaced` (identities), would make more
   // than kMaxVariableUses: each is a kernel rewrite at every change.

@@ -174,15 +174,17 @@ std::string VariableBook::save_lines_locked(const std::string& dir,
   return out;
 }
 
-std::string VariableBook::raw_read_back(const std::string& dir, const std::string& file, const std::string& kernel,
-                                        const std::function<std::uint64_t(int)>& remaining) const {
+std::string VariableBook::raw_filter(const std::string& dir, const std::string& kernel) const {
   std::lock_guard lock(mu_);
-  if (file == "filter") {
-    const std::string raw = trimmed(kernel);
-    for (const auto& u : uses_)
-      if (u.event.dir() == dir && u.identity.empty() && u.raw == raw) return u.text + "\n";
-    return kernel;
-  }
+  const std::string raw = trimmed(kernel);
+  for (const auto& u : uses_)
+    if (u.event.dir() == dir && u.identity.empty() && u.raw == raw) return u.text + "\n";
+  return kernel;
+}
+
+std::string VariableBook::raw_triggers(const std::string& dir, const std::string& kernel,
+                                       const std::function<std::uint64_t(int)>& remaining) const {
+  std::lock_guard lock(mu_);
   const std::string saves = save_lines_locked(dir, remaining);
   if (kernel.rfind("#", 0) == 0) return saves.empty() ? kernel : saves;
   std::string out;

@@ -88,11 +88,12 @@ class VariableBook {
   // `remaining(id)` is what is left of a counted save.
   std::string save_lines(const std::string& dir, const std::function<std::uint64_t(int)>& remaining) const;
 
-  // The raw/ read-back of `dir`'s `file` ("filter" or "trigger"), the kernel's
-  // text `kernel`, with each condition that names variables as written, and
+  // The raw/ read-back of `dir`'s filter and trigger files from the
+  // kernel's text `kernel`: a condition that names variables as written, and
   // the trigger file's saves.
-  std::string raw_read_back(const std::string& dir, const std::string& file, const std::string& kernel,
-                            const std::function<std::uint64_t(int)>& remaining) const;
+  std::string raw_filter(const std::string& dir, const std::string& kernel) const;
+  std::string raw_triggers(const std::string& dir, const std::string& kernel,
+                           const std::function<std::uint64_t(int)>& remaining) const;
 
  private:
   std::string save_lines_locked(const std::string& dir, const std::function<std::uint64_t(int)>& remaining) const;

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "fs/file_contract.h"
-#include "fs/simple_files.h"
 
 namespace eventfs {
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "format/named_types.h"
+#include "fs/simple_files.h"
 #include "format/record_header_text.h"
 #include "tracefs/raw_format_parser.h"
 
@@ -100,6 +101,23 @@ std::shared_ptr<FileBehaviour> enable_file(ControlFile::Reader r, Write write) {
   });
 }
 
+// The enable, filter and trigger files of `ev` that are asked for.
+void add_controls(NodeTree& tree, Node& dir, Controller& c, const ControlEvent& ev, bool enable, bool filter,
+                  bool trigger) {
+  if (enable)
+    tree.add_file(dir, "enable", NodeTree::kReadWriteMode,
+                  enable_file([&c, ev](std::string& out) { return c.read_enable(ev, out); },
+                              [&c, ev](std::string_view d, Controller::Hold* hold) { return c.write_enable(ev, d, hold); }));
+  if (filter)
+    tree.add_file(dir, "filter", NodeTree::kReadWriteMode,
+                  control_file([&c, ev](std::string& out) { return c.read_filter(ev, out); },
+                               [&c, ev](std::string_view d) { return c.write_filter(ev, d); }));
+  if (trigger)
+    tree.add_file(dir, "trigger", NodeTree::kReadWriteMode,
+                  control_file([&c, ev](std::string& out) { return c.read_trigger(ev, out); },
+                               [&c, ev](std::string_view d) { return c.write_trigger(ev, d); }));
+}
+
 void add_raw_event_dir(NodeTree& tree, Node& sys_dir, const Tracefs& tracefs, Controller* c,
                        const std::string& system, const std::string& event) {
   Node& ev_dir = tree.add_dir(sys_dir, event);
@@ -111,27 +129,10 @@ void add_raw_event_dir(NodeTree& tree, Node& sys_dir, const Tracefs& tracefs, Co
                   return 0;
                 }));
   if (!c) return;
-  auto reader = [c, system, event](const char* file) {
-    return [c, system, event, file](std::string& out) { return c->read_raw(system, event, file, out); };
-  };
   // Only the control files the kernel has for this event (ftrace's own
   // events have neither enable nor filter).
   auto has = [&](const char* file) { return tracefs.has_event_file(system, event, file); };
-  if (has("enable"))
-    tree.add_file(ev_dir, "enable", NodeTree::kReadWriteMode,
-                  enable_file(reader("enable"), [c, system, event](std::string_view d, Controller::Hold* hold) {
-                    return c->write_raw_enable(system, event, d, hold);
-                  }));
-  if (has("filter"))
-    tree.add_file(ev_dir, "filter", NodeTree::kReadWriteMode,
-                  control_file(reader("filter"), [c, system, event](std::string_view d) {
-                    return c->write_raw_filter(system, event, d);
-                  }));
-  if (has("trigger"))
-    tree.add_file(ev_dir, "trigger", NodeTree::kReadWriteMode,
-                  control_file(reader("trigger"), [c, system, event](std::string_view d) {
-                    return c->write_raw_trigger(system, event, d);
-                  }));
+  add_controls(tree, ev_dir, *c, EventName{system, event}, has("enable"), has("filter"), has("trigger"));
 }
 
 void add_raw_mirror(NodeTree& tree, const Tracefs& tracefs, Controller* c) {
@@ -142,23 +143,6 @@ void add_raw_mirror(NodeTree& tree, const Tracefs& tracefs, Controller* c) {
         add_raw_event_dir(tree, self, tracefs, c, system, event);
     });
   }
-}
-
-// enable always (an event the kernel always records reads 1); filter and
-// trigger where the raw event has them.
-void add_stable_controls(NodeTree& tree, Node& dir, const Tracefs& tracefs, const RawEvent& raw, Controller& c,
-                         std::size_t i) {
-  tree.add_file(dir, "enable", NodeTree::kReadWriteMode,
-                enable_file([&c, i](std::string& out) { return c.read_enable(i, out); },
-                            [&c, i](std::string_view d, Controller::Hold* hold) { return c.write_enable(i, d, hold); }));
-  if (tracefs.has_event_file(raw.system, raw.name, "filter"))
-    tree.add_file(dir, "filter", NodeTree::kReadWriteMode,
-                  control_file([&c, i](std::string& out) { return c.read_filter(i, out); },
-                               [&c, i](std::string_view d) { return c.write_filter(i, d); }));
-  if (tracefs.has_event_file(raw.system, raw.name, "trigger"))
-    tree.add_file(dir, "trigger", NodeTree::kReadWriteMode,
-                  control_file([&c, i](std::string& out) { return c.read_trigger(i, out); },
-                               [&c, i](std::string_view d) { return c.write_trigger(i, d); }));
 }
 
 void add_error_log(NodeTree& tree, Controller& c) {
@@ -255,7 +239,11 @@ std::vector<std::shared_ptr<StreamFile>> build_mount_tree(NodeTree& tree, const 
     Node& dir = tree.add_dir(root, b.event->name);
     tree.add_file(dir, "format", NodeTree::kReadOnlyMode, constant(stable_format_text(*b.event)));
     tree.add_file(dir, "id", NodeTree::kReadOnlyMode, constant(fmt::format("{}\n", b.event->id)));
-    if (control) add_stable_controls(tree, dir, tracefs, b.raw, *control, i);
+    // enable always (an event the kernel always records reads 1); filter
+    // and trigger where the raw event has them.
+    if (control)
+      add_controls(tree, dir, *control, i, true, tracefs.has_event_file(b.raw.system, b.raw.name, "filter"),
+                   tracefs.has_event_file(b.raw.system, b.raw.name, "trigger"));
   }
   add_raw_mirror(tree, tracefs, control);
   if (!services.streams) return {};

@@ -50,7 +50,7 @@ class ControllerTest : public ::testing::Test {
       if (fx.resolution.available[i].event->name == name) return i;
     throw std::runtime_error("no event " + name);
   }
-  std::string read(int (Controller::*fn)(std::size_t, std::string&), const std::string& ev) {
+  std::string read(int (Controller::*fn)(const ControlEvent&, std::string&), const std::string& ev) {
     std::string out;
     EXPECT_EQ((ctl.*fn)(index(ev), out), 0);
     return out;
@@ -116,7 +116,7 @@ TEST_F(ControllerTest, WantedEventsFollowTheEnableFiles) {
   Controller c(fake, *fx.tracefs, fx.resolution, &wanted);
   std::size_t a = index("sched_switch"), b = index("task_switch"), w = index("sched_wakeup");
   EXPECT_TRUE(wanted.wanted(a)) << "nothing records sched_switch";
-  ASSERT_EQ(c.write_raw_enable("sched", "sched_switch", "1"), 0);
+  ASSERT_EQ(c.write_enable(EventName{"sched", "sched_switch"}, "1"), 0);
   EXPECT_FALSE(wanted.wanted(a)) << "raw/ enable made a stable event wanted";
   EXPECT_FALSE(wanted.wanted(b));
   ASSERT_EQ(c.write_enable(b, "1"), 0);
@@ -126,17 +126,17 @@ TEST_F(ControllerTest, WantedEventsFollowTheEnableFiles) {
   EXPECT_TRUE(wanted.wanted(b)) << "a refused write changed it";
   ASSERT_EQ(c.write_enable(b, "0"), 0);
   EXPECT_FALSE(wanted.wanted(b)) << "raw/ still records sched_switch";
-  ASSERT_EQ(c.write_raw_enable("sched", "sched_switch", "0"), 0);
+  ASSERT_EQ(c.write_enable(EventName{"sched", "sched_switch"}, "0"), 0);
   EXPECT_TRUE(wanted.wanted(a));
   EXPECT_TRUE(wanted.wanted(b));
 
-  ASSERT_EQ(c.write_raw_enable("sched", "sched_wakeup", "1"), 0);
+  ASSERT_EQ(c.write_enable(EventName{"sched", "sched_wakeup"}, "1"), 0);
   EXPECT_FALSE(wanted.wanted(w));
   ASSERT_EQ(c.write_trigger(a, "enable_event:sched_wakeup"), 0);
   EXPECT_TRUE(wanted.wanted(w)) << "armed by a trigger (enable reads 1*)";
   ASSERT_EQ(c.write_trigger(a, "!enable_event:sched_wakeup"), 0);
   EXPECT_FALSE(wanted.wanted(w));
-  ASSERT_EQ(c.write_raw_enable("sched", "sched_wakeup", "0"), 0);
+  ASSERT_EQ(c.write_enable(EventName{"sched", "sched_wakeup"}, "0"), 0);
 }
 
 TEST_F(ControllerTest, FiltersAreRenamedBothWays) {
@@ -263,11 +263,11 @@ TEST_F(ControllerTest, WhoWantsTheRecordsIsPublishedBeforeTheKernelRecordsThem) 
   fake.before_write = [&](const std::string& rel) {
     if (rel == std::string(kSwitch) + "/enable") at_enable.emplace_back(wanted.wanted(a), wanted.wanted(b));
   };
-  ASSERT_EQ(c.write_raw_enable("sched", "sched_switch", "1"), 0);
+  ASSERT_EQ(c.write_enable(EventName{"sched", "sched_switch"}, "1"), 0);
   ASSERT_EQ(at_enable.size(), 1u);
   EXPECT_FALSE(at_enable[0].first) << "sched_switch still wanted when the raw enable reached the kernel";
   EXPECT_FALSE(at_enable[0].second) << "task_switch still wanted when the raw enable reached the kernel";
-  ASSERT_EQ(c.write_raw_enable("sched", "sched_switch", "0"), 0);
+  ASSERT_EQ(c.write_enable(EventName{"sched", "sched_switch"}, "0"), 0);
   at_enable.clear();
   ASSERT_EQ(c.write_enable(b, "1"), 0);
   ASSERT_EQ(at_enable.size(), 1u);
@@ -290,8 +290,8 @@ TEST_F(ControllerTest, TheEventLockMapKeepsOnlyTheLocksInUse) {
   }
   for (const auto& sys : fx.tracefs->systems())
     for (const auto& ev : fx.tracefs->events(sys)) {
-      (void)ctl.write_raw_enable(sys, ev, "1");
-      (void)ctl.read_raw(sys, ev, "enable", out);
+      (void)ctl.write_enable(EventName{sys, ev}, "1");
+      (void)ctl.read_enable(EventName{sys, ev}, out);
     }
   EXPECT_EQ(ctl.write_trigger(index("sched_switch"), "enable_event:sched_*"), 0) << ctl.error_log().text();
   EXPECT_EQ(ctl.event_locks_in_use(), 0u) << "locks of events no write holds are kept";
@@ -334,7 +334,7 @@ TEST_F(ControllerTest, AStuckKernelWriteHoldsUpNoReadOfAnotherEvent) {
       e |= ctl.read_filter(index(ev), out);
       e |= ctl.read_trigger(index(ev), out);
     }
-    e |= ctl.read_raw("sched", "sched_wakeup", "trigger", out);
+    e |= ctl.read_trigger(EventName{"sched", "sched_wakeup"}, out);
     return e;
   });
   auto same = std::async(std::launch::async, [&] {
@@ -361,7 +361,7 @@ TEST_F(ControllerTest, ALongGlobHoldsUpNoWriteToAnotherEvent) {
     ++glob_writes;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   };
-  auto glob = std::async(std::launch::async, [&] { return ctl.write_raw_trigger("sched", "sched_switch", "enable_event:sched:*"); });
+  auto glob = std::async(std::launch::async, [&] { return ctl.write_trigger(EventName{"sched", "sched_switch"}, "enable_event:sched:*"); });
   for (int i = 0; i < 2000 && glob_writes == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_GT(glob_writes.load(), 0);
   std::size_t irq = index("irq_handler_entry");
@@ -429,12 +429,12 @@ TEST(ErrorLog, AFailureNoWriteCausedHasNoCommandLine) {
 }
 
 TEST_F(ControllerTest, RawTriggersPassThroughAndExpandGlobsTheKernelRefuses) {
-  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_switch", "enable_event:irq:softirq_*:2 if prev_prio < 100"), 0);
+  ASSERT_EQ(ctl.write_trigger(EventName{"sched", "sched_switch"}, "enable_event:irq:softirq_*:2 if prev_prio < 100"), 0);
   EXPECT_EQ(fake.triggers(kSwitch),
             (std::vector<std::string>{"enable_event:irq:softirq_entry:count=2 if prev_prio < 100",
                                       "enable_event:irq:softirq_exit:count=2 if prev_prio < 100"}));
   std::string out;
-  ASSERT_EQ(ctl.read_raw("sched", "sched_switch", "trigger", out), 0);
+  ASSERT_EQ(ctl.read_trigger(EventName{"sched", "sched_switch"}, out), 0);
   EXPECT_EQ(out,
             "enable_event:irq:softirq_exit:count=2 if prev_prio < 100\n"
             "enable_event:irq:softirq_entry:count=2 if prev_prio < 100\n");
@@ -447,8 +447,7 @@ TEST_F(ControllerTest, RawTriggersPassThroughAndExpandGlobsTheKernelRefuses) {
 // The 2013 proposal's first example: two commands in one write, each its
 // own kernel trigger.
 TEST_F(ControllerTest, SeveralCommandsInOneWriteEachBecomeAKernelTrigger) {
-  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_switch",
-                                  "enable_event:irq:softirq_entry enable_event:irq:softirq_exit\n"),
+  ASSERT_EQ(ctl.write_trigger(EventName{"sched", "sched_switch"}, "enable_event:irq:softirq_entry enable_event:irq:softirq_exit\n"),
             0)
       << ctl.error_log().text();
   EXPECT_EQ(fake.triggers(kSwitch), (std::vector<std::string>{"enable_event:irq:softirq_entry:unlimited",
@@ -502,7 +501,7 @@ TEST_F(ControllerTest, FilterAndEnableWritesOfSeveralLinesAreOneValueOrRefusedWh
   // The kernel refuses a filter of several lines and keeps a piece of it:
   // refused whole before the kernel sees it, the last filter stays.
   EXPECT_EQ(ctl.write_filter(sw, "prev_pid == 5 &&\nnext_pid == 6\n"), EINVAL);
-  EXPECT_EQ(ctl.write_raw_filter("sched", "sched_switch", "prev_pid == 7\nnext_pid == 8\n"), EINVAL);
+  EXPECT_EQ(ctl.write_filter(EventName{"sched", "sched_switch"}, "prev_pid == 7\nnext_pid == 8\n"), EINVAL);
   EXPECT_EQ(fake.filter(kSwitch), "prev_pid == 4");
   EXPECT_NE(ctl.error_log().text().find("One filter per write: found a second line"), std::string::npos);
   EXPECT_EQ(ctl.write_enable(sw, "0\n1\n"), EINVAL);
@@ -554,7 +553,7 @@ TEST_P(ControllerRefuses, WithErrnoALogLineAndNoChange) {
   int err;
   if (file.rfind("raw/", 0) == 0) {
     ASSERT_EQ(file, "raw/sched/sched_switch/trigger");
-    err = ctl.write_raw_trigger("sched", "sched_switch", w.data);
+    err = ctl.write_trigger(EventName{"sched", "sched_switch"}, w.data);
   } else {
     std::size_t i = index(file.substr(0, file.find('/')));
     std::string kind = file.substr(file.find('/') + 1);

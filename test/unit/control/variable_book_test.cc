@@ -54,9 +54,9 @@ TEST(VariableBook, RawReadBackShowsConditionsAsWrittenAndTheSaves) {
   const std::string dir = kSwitch.dir();
   book.add_use({kSwitch, "", "prev_pid == v", Names::kernel(), {"v"}, "prev_pid == 5"});
   book.add_use({kSwitch, "traceon", "next_pid == v", Names::kernel(), {"v"}, "next_pid == 5"});
-  EXPECT_EQ(book.raw_read_back(dir, "filter", "prev_pid == 5\n", none_left), "prev_pid == v\n");
-  EXPECT_EQ(book.raw_read_back(dir, "filter", "prev_pid == 4\n", none_left), "prev_pid == 4\n");
-  EXPECT_EQ(book.raw_read_back(dir, "trigger", "traceon:unlimited if next_pid == 5\nstacktrace:unlimited\n",
+  EXPECT_EQ(book.raw_filter(dir, "prev_pid == 5\n"), "prev_pid == v\n");
+  EXPECT_EQ(book.raw_filter(dir, "prev_pid == 4\n"), "prev_pid == 4\n");
+  EXPECT_EQ(book.raw_triggers(dir, "traceon:unlimited if next_pid == 5\nstacktrace:unlimited\n",
                                none_left),
             "traceon:unlimited if next_pid == v\nstacktrace:unlimited\n");
 
@@ -68,7 +68,7 @@ TEST(VariableBook, RawReadBackShowsConditionsAsWrittenAndTheSaves) {
   plan.saves.push_back(sv);
   EXPECT_TRUE(book.saves_written(kSwitch, Names::kernel(), plan, {41}).empty());
   EXPECT_EQ(book.values().count("v"), 1u);  // declared by its save
-  EXPECT_EQ(book.raw_read_back(dir, "trigger", "# Available triggers:\n", [](int id) { return id == 41 ? 2u : 0u; }),
+  EXPECT_EQ(book.raw_triggers(dir, "# Available triggers:\n", [](int id) { return id == 41 ? 2u : 0u; }),
             "save:v=next_pid:count=2\n");
   EXPECT_EQ(book.planning_state().saves, (std::set<std::pair<std::string, std::string>>{{dir, "v"}}));
   TriggerPlan removal;

@@ -163,14 +163,15 @@ class VariablesTest : public ::testing::Test {
     EXPECT_EQ(ctl.read_variables(out), 0);
     return out;
   }
-  std::string read(int (Controller::*fn)(std::size_t, std::string&), const std::string& ev) {
+  std::string read(int (Controller::*fn)(const ControlEvent&, std::string&), const std::string& ev) {
     std::string out;
     EXPECT_EQ((ctl.*fn)(index(ev), out), 0);
     return out;
   }
   std::string raw(const std::string& file) {
     std::string out;
-    EXPECT_EQ(ctl.read_raw("sched", "sched_wakeup", file, out), 0);
+    const EventName wakeup{"sched", "sched_wakeup"};
+    EXPECT_EQ(file == "filter" ? ctl.read_filter(wakeup, out) : ctl.read_trigger(wakeup, out), 0);
     return out;
   }
 
@@ -220,7 +221,7 @@ TEST_F(VariablesTest, TriggerConditionsAreRewrittenKeepingTheirCount) {
   EXPECT_EQ(fake.triggers(kSwitch), (std::vector<std::string>{"traceoff:count=5 if prev_pid == 4"}));
   EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"), "traceoff:count=5 if prev_pid == who\n");
   // The proposal's line, on a raw trigger file.
-  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "disable_event:sched:sched_switch if common_pid == who\n"), 0)
+  ASSERT_EQ(ctl.write_trigger(EventName{"sched", "sched_wakeup"}, "disable_event:sched:sched_switch if common_pid == who\n"), 0)
       << ctl.error_log().text();
   EXPECT_EQ(fake.triggers(kWakeup),
             (std::vector<std::string>{"disable_event:sched:sched_switch:unlimited if common_pid == 4"}));
@@ -228,7 +229,7 @@ TEST_F(VariablesTest, TriggerConditionsAreRewrittenKeepingTheirCount) {
   ASSERT_EQ(ctl.write_variables("who=5"), 0);
   EXPECT_EQ(fake.triggers(kWakeup),
             (std::vector<std::string>{"disable_event:sched:sched_switch:unlimited if common_pid == 5"}));
-  ASSERT_EQ(ctl.write_raw_filter("sched", "sched_wakeup", "pid == who"), 0);
+  ASSERT_EQ(ctl.write_filter(EventName{"sched", "sched_wakeup"}, "pid == who"), 0);
   EXPECT_EQ(fake.filter(kWakeup), "pid == 5");
   EXPECT_EQ(raw("filter"), "pid == who\n");
 }
@@ -247,7 +248,7 @@ TEST_F(VariablesTest, SaveArmsACaptureAndItsValueReachesTheConditions) {
   EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"), "save:last=next_pid:count=2 if prev_pid == 0\n");
   EXPECT_TRUE(fake.triggers(kSwitch).empty()) << "nothing of a save goes to the kernel's trigger file";
 
-  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "traceon if common_pid == last"), 0);
+  ASSERT_EQ(ctl.write_trigger(EventName{"sched", "sched_wakeup"}, "traceon if common_pid == last"), 0);
   EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if common_pid < 0"}));
   ctl.captured({{"last", 1234, 0}}, nullptr);
   EXPECT_EQ(variables(), "last=1234\n");
@@ -283,7 +284,7 @@ TEST_F(VariablesTest, ARefusedWriteLeavesNoSaveArmed) {
 TEST_F(VariablesTest, ABatchOfCapturesRewritesOnceWithTheLastValues) {
   const std::size_t sw = index("sched_switch");
   ASSERT_EQ(ctl.write_trigger(sw, "save:a=next_pid\nsave:b=prev_pid"), 0) << ctl.error_log().text();
-  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "traceon if common_pid == a && pid == b"), 0)
+  ASSERT_EQ(ctl.write_trigger(EventName{"sched", "sched_wakeup"}, "traceon if common_pid == a && pid == b"), 0)
       << ctl.error_log().text();
   std::vector<std::string> written;
   fake.before_write = [&](const std::string& rel) { written.push_back(rel); };
@@ -301,7 +302,7 @@ TEST_F(VariablesTest, ABatchOfCapturesRewritesOnceWithTheLastValues) {
 TEST_F(VariablesTest, ACaptureArrivingWhileStoppingChangesTheValueButNotTheKernel) {
   const std::size_t sw = index("sched_switch");
   ASSERT_EQ(ctl.write_trigger(sw, "save:a=next_pid"), 0);
-  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "traceon if common_pid == a"), 0);
+  ASSERT_EQ(ctl.write_trigger(EventName{"sched", "sched_wakeup"}, "traceon if common_pid == a"), 0);
   ctl.captured({{"a", 5, 1}}, [] { return true; });
   EXPECT_EQ(variables(), "a=5\n");
   EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if common_pid < 0"}));
@@ -317,7 +318,7 @@ TEST_F(VariablesTest, ASaveAndAConditionNamingItInOneWriteAreConnected) {
   EXPECT_EQ(read(&Controller::read_trigger, "sched_switch"),
             "traceoff:unlimited if prev_pid == last\nsave:last=next_pid:unlimited\n");
   // The same on a raw trigger file.
-  ASSERT_EQ(ctl.write_raw_trigger("sched", "sched_wakeup", "save:w=pid\ntraceon if pid == w"), 0)
+  ASSERT_EQ(ctl.write_trigger(EventName{"sched", "sched_wakeup"}, "save:w=pid\ntraceon if pid == w"), 0)
       << ctl.error_log().text();
   ctl.captured({{"w", 7, 2}}, nullptr);
   EXPECT_EQ(fake.triggers(kWakeup), (std::vector<std::string>{"traceon:unlimited if pid == 7"}));
@@ -351,8 +352,8 @@ TEST_F(VariablesTest, ConditionsNamingVariablesAreBoundedInNumber) {
   ASSERT_GT(uses.size(), kMaxVariableUses);
   auto write = [&](const std::pair<std::string, std::string>& u, const std::string& condition) {
     const std::string sys = u.first.substr(0, u.first.find('/')), ev = u.first.substr(u.first.find('/') + 1);
-    return u.second == "filter" ? ctl.write_raw_filter(sys, ev, condition)
-                                : ctl.write_raw_trigger(sys, ev, "traceon if " + condition);
+    return u.second == "filter" ? ctl.write_filter(EventName{sys, ev}, condition)
+                                : ctl.write_trigger(EventName{sys, ev}, "traceon if " + condition);
   };
   for (std::size_t i = 0; i < kMaxVariableUses; ++i)
     ASSERT_EQ(write(uses[i], "common_pid == v"), 0) << uses[i].first << " " << ctl.error_log().text();

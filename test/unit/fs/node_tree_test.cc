@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "fs/node_tree.h"
+#include "fs/simple_files.h"
 
 namespace eventfs {
 namespace {
