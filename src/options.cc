@@ -1,7 +1,6 @@
 #include "options.h"
 
 #include <grp.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/priority.h"
 #include "eventfs_config.h"
 #include "stream/stream_hub.h"
 
@@ -92,12 +92,7 @@ Result<long, OptionsError> int_option(const char* name, const char* text, long l
 
 // -o nice=N, or 10 below the daemon's own nice value.
 Result<long, OptionsError> drainer_nice(const RawOptions& o) {
-  if (!o.nice) {
-    errno = 0;
-    int own = getpriority(PRIO_PROCESS, 0);
-    if (errno != 0) own = 0;
-    return std::max(own - 10, -20);
-  }
+  if (!o.nice) return nice_below_own(10);
   return int_option("nice", o.nice, -20, 19, "a number from -20 to 19");
 }
 

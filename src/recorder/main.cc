@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "base/priority.h"
 #include "error/result.h"
 #include "eventfs_config.h"
 #include "recorder/cpu_recorder.h"
@@ -110,13 +110,7 @@ const char* signal_name(int sig) {
 }
 
 // The readers' nice value: -n, or 10 below eventfs-record's own.
-int readers_nice(const Options& o) {
-  if (o.nice) return *o.nice;
-  errno = 0;
-  int own = ::getpriority(PRIO_PROCESS, 0);
-  if (errno != 0) own = 0;
-  return std::max(own - 10, -20);
-}
+int readers_nice(const Options& o) { return o.nice ? *o.nice : nice_below_own(10); }
 
 class Recording {
  public:

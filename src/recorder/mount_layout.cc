@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "eventfs/record.h"
 #include "tracefs/file_io.h"
 
@@ -29,14 +30,6 @@ namespace {
 struct Fail {
   std::string reason;
 };
-
-std::string trim(std::string s) {
-  auto sp = [](unsigned char c) { return std::isspace(c) != 0; };
-  while (!s.empty() && sp(s.back())) s.pop_back();
-  std::size_t i = 0;
-  while (i < s.size() && sp(s[i])) ++i;
-  return s.substr(i);
-}
 
 // A decimal of at most 9 digits.
 std::optional<unsigned> to_number(const std::string& v) {
@@ -155,17 +148,17 @@ bool next_statement(const std::string& text, std::size_t& pos, const std::string
                     std::string& value) {
   std::size_t eq = text.find('=', pos);
   if (eq == std::string::npos) {
-    if (!trim(text.substr(pos)).empty()) throw Fail{what + ": trailing text"};
+    if (!trimmed(text.substr(pos)).empty()) throw Fail{what + ": trailing text"};
     return false;
   }
-  key = trim(text.substr(pos, eq - pos));
+  key = trimmed(text.substr(pos, eq - pos));
   const std::size_t after = text.find_first_not_of(" \t\n", eq + 1);
   const bool braced = after != std::string::npos && text[after] == '{';
   const std::size_t close = braced ? matching_brace(text, after) : eq;
   if (close == std::string::npos) throw Fail{what + ": unbalanced braces in " + key};
   const std::size_t semi = text.find(';', close);
   if (semi == std::string::npos) throw Fail{what + ": ';' missing after " + key};
-  value = braced ? text.substr(after, close + 1 - after) : trim(text.substr(eq + 1, semi - eq - 1));
+  value = braced ? text.substr(after, close + 1 - after) : trimmed(text.substr(eq + 1, semi - eq - 1));
   pos = semi + 1;
   return true;
 }
@@ -179,7 +172,7 @@ void parse_map(const std::string& value, const std::string& what, NamedType& t) 
     std::size_t comma = value.find(',', open);
     std::size_t q1 = value.find('"', comma == std::string::npos ? open : comma);
     if (comma == std::string::npos || q1 == std::string::npos) throw Fail{what + ": bad map entry"};
-    std::string num = trim(value.substr(open + 1, comma - open - 1));
+    std::string num = trimmed(value.substr(open + 1, comma - open - 1));
     std::string label;
     std::size_t j = q1 + 1;
     for (; j < value.size() && value[j] != '"'; ++j) {
@@ -202,7 +195,7 @@ void parse_bound_fields(const std::string& value, NamedType& t) {
   std::istringstream in(value.size() >= 2 ? value.substr(1, value.size() - 2) : std::string());
   std::string item;
   while (std::getline(in, item, ',')) {
-    item = trim(item);
+    item = trimmed(item);
     if (!item.empty()) t.fields.push_back(item);
   }
 }
@@ -260,7 +253,7 @@ Result<NamedType> parse_named_type(const std::string& name, const std::string& t
 }
 
 Result<std::uint32_t> parse_event_id(const std::string& text, const std::string& what) {
-  const std::string id = trim(text);
+  const std::string id = trimmed(text);
   std::uint32_t v = 0;
   auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), v);
   // Decimal digits only: from_chars would also take a leading '-'.
@@ -275,7 +268,7 @@ std::string selected_clock(const std::string& text) {
   std::size_t open = text.find('['), close = text.find(']');
   if (open != std::string::npos && close != std::string::npos && close > open + 1)
     return text.substr(open + 1, close - open - 1);
-  return trim(text);
+  return trimmed(text);
 }
 
 const NamedType* MountLayout::enum_of(const std::string& event, const std::string& field) const {
@@ -381,7 +374,7 @@ Status read_available(const std::string& mount, MountLayout& l) {
   std::istringstream in(*avail);
   std::string line;
   while (std::getline(in, line))
-    if (!(line = trim(line)).empty()) l.available.push_back(line);
+    if (!(line = trimmed(line)).empty()) l.available.push_back(line);
   return {};
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "format/type_model.h"
 
 namespace eventfs {
@@ -18,19 +19,13 @@ struct TepDeleter {
   void operator()(tep_handle* t) const { tep_free(t); }
 };
 
-std::string trim(std::string s) {
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  std::size_t b = s.find_first_not_of(' ');
-  return b == std::string::npos ? std::string() : s.substr(b);
-}
-
 // "__data_loc char[]" -> "char", "char[TASK_COMM_LEN]" -> "char".
 std::string element_type(const char* type) {
   std::string t = type ? type : "";
   for (const char* prefix : {"__data_loc ", "__rel_loc "})
     if (t.rfind(prefix, 0) == 0) t = t.substr(std::string(prefix).size());
   if (auto br = t.find('['); br != std::string::npos) t = t.substr(0, br);
-  return trim(t);
+  return trimmed(t);
 }
 
 unsigned known_bytes(const std::string& type, unsigned fallback) {
@@ -45,7 +40,7 @@ RawField convert_field(const tep_format_field* f) {
   r.size = static_cast<unsigned>(f->size);
   r.is_signed = f->flags & TEP_FIELD_IS_SIGNED;
   r.is_pointer = f->flags & TEP_FIELD_IS_POINTER;
-  r.elem_type = r.is_pointer ? trim(f->type) : element_type(f->type);
+  r.elem_type = r.is_pointer ? trimmed(f->type) : element_type(f->type);
   if (f->flags & TEP_FIELD_IS_DYNAMIC) {
     r.shape = FieldShape::DynArray;
     r.loc = (f->flags & TEP_FIELD_IS_RELATIVE) ? DynLoc::RelLoc : DynLoc::DataLoc;
