@@ -32,6 +32,12 @@ Catalog builtin_catalog() {
   return c;
 }
 
+Catalog builtin_catalog_with(const std::string& text, const std::string& file) {
+  Catalog c = builtin_catalog();
+  if (auto parsed = parse_catalog(text, file, c); !parsed) throw std::runtime_error(parsed.error().str());
+  return c;
+}
+
 ResolvedFixture::ResolvedFixture(const std::string& kernel, Catalog cat)
     : catalog(std::move(cat)), tracefs(open_tracefs_dir(fixture_dir(kernel))), raw(*tracefs) {
   resolution = resolve_catalog(catalog, [this](const RawEventName& n) { return raw.get(n); });

@@ -20,6 +20,8 @@ std::string fixture_dir(const std::string& kernel);
 unsigned long_size_of(const std::string& kernel);
 
 Catalog builtin_catalog();
+// The built-in catalog and the events of `text` (a catalog file named `file`).
+Catalog builtin_catalog_with(const std::string& text, const std::string& file);
 
 // A catalog resolved against one fixture kernel.
 struct ResolvedFixture {

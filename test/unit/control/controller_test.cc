@@ -30,15 +30,12 @@ bool wait_until_true(const std::atomic<bool>& flag) {
   return flag;
 }
 
+// A second stable event over sched_switch, with renamed fields.
 Catalog catalog_with_extra() {
-  Catalog c = testing::builtin_catalog();
-  // A second stable event over sched_switch, with renamed fields.
-  auto parsed = parse_catalog("STABLE_EVENT(task_switch, sched:sched_switch, id=900,\n"
-                              " __field(pid_t, from) = prev_pid\n __field(pid_t, to) = next_pid\n"
-                              " __field(char, state) = task_state(prev_state))",
-                              "extra.catalog", c);
-  if (!parsed) throw std::runtime_error(parsed.error().str());
-  return c;
+  return testing::builtin_catalog_with("STABLE_EVENT(task_switch, sched:sched_switch, id=900,\n"
+                                       " __field(pid_t, from) = prev_pid\n __field(pid_t, to) = next_pid\n"
+                                       " __field(char, state) = task_state(prev_state))",
+                                       "extra.catalog");
 }
 
 class ControllerTest : public ::testing::Test {

@@ -16,12 +16,9 @@ using testing::ResolvedFixture;
 
 // A second stable event over sched_switch, its fields renamed.
 Catalog catalog_with_cpu_switch() {
-  Catalog c = testing::builtin_catalog();
-  auto parsed = parse_catalog("STABLE_EVENT(cpu_switch, sched:sched_switch, id=901,\n"
-                              " __field(pid_t, leaving) = prev_pid\n __field(pid_t, coming) = next_pid)",
-                              "cpu_switch.catalog", c);
-  if (!parsed) throw std::runtime_error(parsed.error().str());
-  return c;
+  return testing::builtin_catalog_with("STABLE_EVENT(cpu_switch, sched:sched_switch, id=901,\n"
+                                       " __field(pid_t, leaving) = prev_pid\n __field(pid_t, coming) = next_pid)",
+                                       "cpu_switch.catalog");
 }
 
 class WrittenWordsTest : public ::testing::Test {
