@@ -6,6 +6,7 @@
 // the daemon goes to the background only once the mount is up.
 #include <sys/mount.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
