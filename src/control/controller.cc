@@ -100,17 +100,17 @@ void Controller::publish_wanted() {
 
 // ---- enable
 
-Controller::Target Controller::target_of(const ControlEvent& e) const {
-  if (const auto* index = std::get_if<std::size_t>(&e)) {
+Controller::Target Controller::target_of(const ControlEvent& which) const {
+  if (const auto* index = std::get_if<std::size_t>(&which)) {
     const StableNames& s = stable_.at(*index);
     return {s.name, s.event, Names::of(s)};
   }
-  const EventName& ev = std::get<EventName>(e);
+  const EventName& ev = std::get<EventName>(which);
   return {"raw/" + ev.shown(), ev, Names::kernel()};
 }
 
-int Controller::read_enable(const ControlEvent& e, std::string& out) {
-  const Target t = target_of(e);
+int Controller::read_enable(const ControlEvent& which, std::string& out) {
+  const Target t = target_of(which);
   const std::string dir = t.event.dir();
   auto event = read_lock(dir);
   if (!t.names.is_kernel() && t.names.stable().always_on) {
@@ -166,8 +166,8 @@ void Controller::end_hold(const EventName& ev, const std::string& user) {
                                            off.error().reason));
 }
 
-int Controller::write_enable(const ControlEvent& e, std::string_view data, Hold* held) {
-  const Target t = target_of(e);
+int Controller::write_enable(const ControlEvent& which, std::string_view data, Hold* held) {
+  const Target t = target_of(which);
   auto locks = write_locks({t.event.dir()});
   PublishOnExit publish{*this};
   const std::string where = t.where + "/enable";
@@ -190,8 +190,8 @@ int Controller::write_enable(const ControlEvent& e, std::string_view data, Hold*
 
 // ---- filter
 
-int Controller::read_filter(const ControlEvent& e, std::string& out) {
-  const Target t = target_of(e);
+int Controller::read_filter(const ControlEvent& which, std::string& out) {
+  const Target t = target_of(which);
   const std::string dir = t.event.dir();
   auto event = read_lock(dir);
   auto kernel = files_.read(dir + "/filter");
@@ -213,8 +213,8 @@ int Controller::read_filter(const ControlEvent& e, std::string& out) {
 // A stable event's filter is translated to the kernel's names and read back
 // in its own words (WrittenWords); a raw/ one is the kernel's own text,
 // which the kernel reads back. "0" clears either.
-int Controller::write_filter(const ControlEvent& e, std::string_view data) {
-  const Target t = target_of(e);
+int Controller::write_filter(const ControlEvent& which, std::string_view data) {
+  const Target t = target_of(which);
   const std::string where = t.where + "/filter";
   const EventName& ev = t.event;
   const Names names = t.names;
@@ -280,8 +280,8 @@ KernelStatus Controller::replace_filter(const std::string& dir, const std::strin
 
 // ---- trigger
 
-int Controller::write_trigger(const ControlEvent& e, std::string_view data) {
-  const Target t = target_of(e);
+int Controller::write_trigger(const ControlEvent& which, std::string_view data) {
+  const Target t = target_of(which);
   const std::string where = t.where + "/trigger";
   const EventName& ev = t.event;
   const Names names = t.names;
@@ -327,8 +327,8 @@ std::uint64_t Controller::remaining(int save) const {
   return captures_ ? captures_->remaining(save).value_or(0) : 0;
 }
 
-int Controller::read_trigger(const ControlEvent& e, std::string& out) {
-  const Target t = target_of(e);
+int Controller::read_trigger(const ControlEvent& which, std::string& out) {
+  const Target t = target_of(which);
   const std::string dir = t.event.dir();
   auto event = read_lock(dir);
   auto kernel = files_.read(dir + "/trigger");

@@ -114,7 +114,7 @@ class Controller {
     EventName event;
     Names names;
   };
-  Target target_of(const ControlEvent& e) const;
+  Target target_of(const ControlEvent& which) const;
 
   // A read of an event's files waits for a write to that event (which may
   // show the kernel a state it then undoes, a refused filter say), never for

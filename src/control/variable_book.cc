@@ -40,8 +40,10 @@ void VariableBook::restore(const std::set<std::string>& changed, const VariableV
     auto now = values_.find(name);
     const bool as_meant = meant == after.end() ? now == values_.end() : now != values_.end() && now->second == meant->second;
     if (!as_meant) continue;
-    if (was == before.end()) values_.erase(name);
-    else values_[name] = was->second;
+    if (was != before.end())
+      values_[name] = was->second;
+    else if (!named_locked(name))  // (a write meanwhile may have named it: it stays declared)
+      values_.erase(name);
   }
 }
 
@@ -113,6 +115,14 @@ std::vector<int> VariableBook::saves_naming(const std::set<std::string>& changed
   for (const auto& sv : saves_)
     if (names_any(sv.variables, changed)) out.push_back(sv.id);
   return out;
+}
+
+bool VariableBook::named_locked(const std::string& name) const {
+  for (const auto& u : uses_)
+    if (u.variables.count(name)) return true;
+  for (const auto& sv : saves_)
+    if (sv.variable == name || sv.variables.count(name)) return true;
+  return false;
 }
 
 std::string VariableBook::user_of(const std::string& name) const {

@@ -55,7 +55,8 @@ class VariableBook {
   void set_values(VariableValues values);
   // Puts back `changed` as they were in `before` (declared, removed or
   // valued) where they are still as in `after` (what a capture changed
-  // meanwhile stays).
+  // meanwhile stays; a variable that was new stays declared if a condition
+  // or save names it by now).
   void restore(const std::set<std::string>& changed, const VariableValues& before, const VariableValues& after);
   // Takes a batch of captures: the names whose value changed, and
   // "NAME=VALUE ..." of them in `shown`.
@@ -96,6 +97,7 @@ class VariableBook {
                            const std::function<std::uint64_t(int)>& remaining) const;
 
  private:
+  bool named_locked(const std::string& name) const;  // by a use or a save
   std::string save_lines_locked(const std::string& dir, const std::function<std::uint64_t(int)>& remaining) const;
 
   mutable std::mutex mu_;  // what follows

@@ -59,6 +59,17 @@ TEST_F(TriggerApplierTest, AKernelRefusalUndoesWhatTheWriteApplied) {
   EXPECT_EQ(fake.triggers(kSwitch), std::vector<std::string>{"stacktrace:count=3"});
 }
 
+TEST_F(TriggerApplierTest, WhatATriggerSwitchedMeanwhileIsPutBack) {
+  ASSERT_FALSE(fake.enabled(kWakeup));
+  fake.fail_after = 1;  // the second write fails, after sched_switch's triggers fired
+  fake.fire_before_failing = kSwitch;
+  auto r = apply(plan_of({"enable_event:sched:sched_wakeup", "stacktrace"}));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().caret, 10u);
+  EXPECT_TRUE(fake.triggers(kSwitch).empty());
+  EXPECT_FALSE(fake.enabled(kWakeup)) << "the fired enable_event's target was left on";
+}
+
 TEST_F(TriggerApplierTest, ADuplicateIsRefusedBeforeAnythingIsWritten) {
   ASSERT_EQ(fake.write_code(std::string(kSwitch) + "/trigger", "traceoff"), 0);
   const int writes = fake.writes;

@@ -29,6 +29,20 @@ TEST(VariableBook, ARefusedChangeIsPutBackButACaptureMeanwhileStays) {
   EXPECT_EQ(book.values(), (VariableValues{{"a", 7}, {"gone", 3}}));
 }
 
+TEST(VariableBook, ANewVariableNamedMeanwhileStaysDeclared) {
+  VariableBook book;
+  const VariableValues before{{"a", 1}};
+  const VariableValues after{{"a", 1}, {"fresh", std::nullopt}};
+  book.set_values(after);
+  // Between the write's values and its refusal, a filter write named it.
+  book.add_use({kSwitch, "", "prev_pid == fresh", Names::kernel(), {"fresh"}, "prev_pid == 0 && 0"});
+  book.restore({"fresh"}, before, after);
+  EXPECT_EQ(book.values(), after);
+  book.drop_use(kSwitch.dir(), "");
+  book.restore({"fresh"}, before, after);
+  EXPECT_EQ(book.values(), before);
+}
+
 TEST(VariableBook, UsesAreCountedReplacedAndNamed) {
   VariableBook book;
   book.add_use({kSwitch, "", "prev_pid == v", Names::kernel(), {"v"}, "prev_pid == 5"});

@@ -75,7 +75,7 @@ TEST_F(WrittenWordsTest, ATriggerReadsBackWithStableTargetAndNames) {
   words.triggers_written(mine.dir, {{true, "enable_event:sched:sched_wakeup", "", "", "", {}}}, mine.index);
   EXPECT_EQ(words.trigger_line(mine, "enable_event:sched:sched_wakeup:unlimited if prev_pid == 4"),
             "enable_event:sched_wakeup:unlimited if leaving == 4");
-  EXPECT_EQ(words.trigger_line(mine, "traceon:unlimited"), "traceon:unlimited");
+  EXPECT_EQ(words.trigger_line(mine, "traceon:unlimited if next_pid == 2"), "traceon:unlimited if coming == 2");
 }
 
 }  // namespace
