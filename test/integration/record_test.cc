@@ -23,6 +23,7 @@
 #include "support/markers.h"
 #include "support/recorded_markers.h"
 #include "support/recorder_run.h"
+#include "support/time_scale.h"
 
 namespace eventfs_it {
 namespace {
@@ -178,7 +179,8 @@ TEST_F(RecordTest, SchedSwitchOfTwoKnownThreadsMatchesTracePipeAndALibtraceevent
   ASSERT_TRUE(Writes(ref / "events/sched/sched_switch/enable", "0"));
   const int st = rec.Stop(SIGINT);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << rec.Stderr();
-  EXPECT_EQ(slurp(a / "sched_switch/enable"), "0\n") << "the recorder left the event on";
+  EXPECT_TRUE(wait_until([&] { return slurp(a / "sched_switch/enable") == "0\n"; }, scaled(2s)))
+      << "the recorder left the event on: " << slurp(a / "sched_switch/enable");
   EXPECT_TRUE(col.WaitQuiet(500ms, 10s));
   col.Stop();
   ASSERT_EQ(pp.rounds_done, 200);
