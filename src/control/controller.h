@@ -36,8 +36,8 @@
 #include "control/event_locks.h"
 #include "control/filter.h"
 #include "control/kernel_writer.h"
-#include "control/stable_names.h"
 #include "control/refusal.h"
+#include "control/stable_names.h"
 #include "control/trigger.h"
 #include "control/trigger_applier.h"
 #include "control/trigger_planner.h"
@@ -107,8 +107,8 @@ class Controller {
   const std::vector<std::string>& available_triggers() const { return available_; }
 
  private:
-  // A ControlEvent resolved: where error_log says a refusal was ("sched_switch/trigger",
-  // "raw/sched/sched_switch/trigger" without the file), its raw event, its names.
+  // A ControlEvent resolved: the directory error_log names a refusal's file
+  // in ("sched_switch", "raw/sched/sched_switch"), its raw event, its names.
   struct Target {
     std::string where;
     EventName event;
