@@ -5,6 +5,7 @@
 // option, catalog or mount point gives one line on stderr and a non-zero exit;
 // the daemon goes to the background only once the mount is up.
 #include <sys/mount.h>
+#include <sys/resource.h>
 
 #include <cerrno>
 #include <chrono>
@@ -80,6 +81,17 @@ void unmount_own(const OwnMount& own) {
 
 }  // namespace
 
+// Each CPU takes four descriptors while streams are open (its ring, the two
+// ends of its splice pipe, its drainer's eventfd): a machine of a few
+// hundred CPUs would reach the usual soft limit of 1024.
+// The soft limit goes up to the hard one, as far as that allows.
+static void raise_open_files_limit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max) return;
+  lim.rlim_cur = lim.rlim_max;
+  (void)::setrlimit(RLIMIT_NOFILE, &lim);
+}
+
 int main(int argc, char* argv[]) {
   // Static: what they hold stays reachable whichever way the process ends.
   static fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -102,6 +114,7 @@ int main(int argc, char* argv[]) {
     fuse_opt_free_args(&args);
     return 0;
   }
+  raise_open_files_limit();
   SessionInit session_init;
   session_init.max_read = opts.max_read;
   session_init.served = serving_started;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -68,6 +69,7 @@ class ReadRing final : public CpuRing {
       opened_overrun_ = *o;
     }
     lost_.open(opened_overrun_);
+    open_batch();
   }
 
   Result<std::size_t> drain(RingSink& sink, std::size_t max) override {
@@ -89,15 +91,25 @@ class ReadRing final : public CpuRing {
         }
         if (loaded_) resumed_ = false;
         loaded_ = false;
-        ssize_t r = ::read(fd_.get(), buf_.data(), buf_.size());
-        if (r < 0) {
-          if (errno == EINTR) continue;
-          if (errno == EAGAIN) return n;
-          const int e = errno;
-          return fail(e, fmt::format("read(2): {}", std::strerror(e)));
+        const std::uint8_t* at = nullptr;
+        std::size_t r = 0;
+        if (Result<std::size_t> b = next_batched(at); !b) {
+          return std::move(b).error();
+        } else if (*b != 0) {
+          r = *b;
+        } else {
+          const ssize_t got = ::read(fd_.get(), buf_.data(), buf_.size());
+          if (got < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return n;
+            const int e = errno;
+            return fail(e, fmt::format("read(2): {}", std::strerror(e)));
+          }
+          if (got == 0) return n;
+          at = buf_.data();
+          r = static_cast<std::size_t>(got);
         }
-        if (r == 0) return n;
-        if (Status s = parser_.load(buf_.data(), static_cast<std::size_t>(r)); !s)
+        if (Status s = parser_.load(at, r); !s)
           return fail(EIO, fmt::format("the {} bytes read(2) gave: {}", r, s.reason()));
         loaded_ = true;
         short_ = parser_.data_size() < subbuf_size() / 4 * 3;
@@ -138,10 +150,80 @@ class ReadRing final : public CpuRing {
   }
 
  private:
+  // Whole sub-buffers are taken kBatchBytes at a time where the kernel
+  // lets them be spliced: splice(2) moves every sub-buffer the writer has
+  // left (never the one it is on) into a pipe in one call, and one read(2)
+  // of the pipe copies them out; read(2) of trace_pipe_raw takes one
+  // sub-buffer a call. Fewer system calls for the same copies. What
+  // splice leaves (the writer's sub-buffer) is read(2) as before.
+  static constexpr std::size_t kBatchBytes = 64u << 10;  // a pipe's default size
+  void open_batch() {
+    const std::size_t subbuf = buf_.size();
+    if (subbuf == 0 || kBatchBytes / subbuf < 2 || !is_tracefs_fd(fd_.get())) return;
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) return;
+    pipe_r_ = std::make_unique<FdHolder>(p[0]);
+    pipe_w_ = std::make_unique<FdHolder>(p[1]);
+    if (::fcntl(p[1], F_GETPIPE_SZ) < static_cast<int>(kBatchBytes) &&
+        ::fcntl(p[1], F_SETPIPE_SZ, static_cast<int>(kBatchBytes)) < static_cast<int>(kBatchBytes)) {
+      pipe_r_.reset();
+      pipe_w_.reset();
+      return;
+    }
+    batch_.resize(kBatchBytes / subbuf * subbuf);
+  }
+  // The next sub-buffer taken by splice: its bytes (`at` points to them),
+  // or 0 when none is (the writer is on the only one left, or the kernel
+  // does not splice this file: read(2) then).
+  Result<std::size_t> next_batched(const std::uint8_t*& at) {
+    const std::size_t subbuf = buf_.size();
+    if (batch_next_ >= batch_bytes_) {
+      if (!pipe_w_) return std::size_t{0};
+      batch_next_ = batch_bytes_ = 0;
+      ssize_t moved;
+      do moved = ::splice(fd_.get(), nullptr, pipe_w_->get(), nullptr, batch_.size(), SPLICE_F_NONBLOCK);
+      while (moved < 0 && errno == EINTR);
+      if (moved <= 0) {
+        if (moved < 0 && errno != EAGAIN) {  // (this kernel, or this file, does not splice)
+          pipe_r_.reset();
+          pipe_w_.reset();
+        }
+        return std::size_t{0};
+      }
+      // The pipe now holds `moved` bytes of the ring, consumed: they are
+      // read out whole, or the ring's records would be lost.
+      std::size_t got = 0;
+      while (got < static_cast<std::size_t>(moved)) {
+        const ssize_t r = ::read(pipe_r_->get(), batch_.data() + got, static_cast<std::size_t>(moved) - got);
+        if (r > 0) {
+          got += static_cast<std::size_t>(r);
+          continue;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        const int e = r < 0 ? errno : EIO;
+        pipe_r_.reset();
+        pipe_w_.reset();
+        return fail(e, fmt::format("read(2) of the {} bytes splice(2) took from the ring: {}", moved,
+                                   r < 0 ? std::strerror(e) : "the pipe ended"));
+      }
+      batch_bytes_ = got;
+      ++stats_.splices;
+      stats_.spliced += (got + subbuf - 1) / subbuf;
+    }
+    at = batch_.data() + batch_next_;
+    const std::size_t bytes = std::min(subbuf, batch_bytes_ - batch_next_);
+    batch_next_ += bytes;
+    return bytes;
+  }
+
   FdHolder fd_;
   int cpu_;
   SubbufParser parser_;
   std::vector<std::uint8_t> buf_;  // one sub-buffer, kept between drains
+  // Sub-buffers splice(2) took, walked one by one ([batch_next_, batch_bytes_) still to go).
+  std::unique_ptr<FdHolder> pipe_r_, pipe_w_;
+  std::vector<std::uint8_t> batch_;
+  std::size_t batch_next_ = 0, batch_bytes_ = 0;
   RingFiles files_;
   bool has_overrun_ = false;
   std::uint64_t opened_overrun_ = 0;  // the counter when the ring was opened

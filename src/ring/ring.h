@@ -6,8 +6,11 @@
 //  * mmap mode (Linux >= 6.10): maps the meta page and the sub-buffers of
 //    per_cpu/cpuN/trace_pipe_raw and walks the reader sub-buffer in place,
 //    asking the kernel for the next one with TRACE_MMAP_IOCTL_GET_READER.
-//  * read mode: read(2)s whole sub-buffers from per_cpu/cpuN/trace_pipe_raw
-//    (each read copies one and consumes it in the kernel).
+//  * read mode: takes the sub-buffers the writer has left from
+//    per_cpu/cpuN/trace_pipe_raw with splice(2), many a call, into a pipe
+//    and read(2)s them out of it at once; the one the writer is on with
+//    read(2) of trace_pipe_raw (each read copies one sub-buffer, or what
+//    the writer has put in it, and consumes it in the kernel).
 // Both walk sub-buffers with SubbufParser (ring/subbuf.h).
 //
 // Opening a ring consumes nothing: the kernel's reader only moves in drain().
@@ -54,6 +57,8 @@ struct RingStats {
   std::uint64_t overrun_counter = 0; // the kernel's overrun counter when last seen (0 if unknown)
   std::uint64_t subbufs = 0;         // sub-buffers started
   std::uint64_t swaps = 0;           // TRACE_MMAP_IOCTL_GET_READER calls (mmap only)
+  std::uint64_t spliced = 0;         // sub-buffers of `subbufs` that splice(2) took (read only)
+  std::uint64_t splices = 0;         // splice(2) calls that took sub-buffers (read only)
 };
 
 class CpuRing {

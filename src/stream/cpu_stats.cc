@@ -23,6 +23,8 @@ void accumulate(RingStats& acc, const RingStats& s) {
   acc.overrun += s.overrun;
   acc.subbufs += s.subbufs;
   acc.swaps += s.swaps;
+  acc.spliced += s.spliced;
+  acc.splices += s.splices;
 }
 
 namespace {
@@ -94,10 +96,13 @@ std::string cpu_stats_text(HubCpu& c, const RingSession& session, const RingFile
       "queue memory: {}\n"
       "sub-buffers: {}\n"
       "reader swaps: {}\n"
+      "sub-buffers spliced: {}\n"
+      "splice calls: {}\n"
       "reader: {}\n"
       "{}",
       q.count(), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(),
-      q.memory_bytes() + c.staging_memory.load(std::memory_order_relaxed), s.subbufs, s.swaps, mode, kernel_lines);
+      q.memory_bytes() + c.staging_memory.load(std::memory_order_relaxed), s.subbufs, s.swaps, s.spliced, s.splices, mode,
+      kernel_lines);
 }
 
 }  // namespace eventfs

@@ -191,6 +191,52 @@ TEST_F(LiveRingTest, BothModesDeliverEveryMarkerOnceInOrder) {
   }
 }
 
+// ring.h: in read mode, the sub-buffers the writer has left come many a
+// splice(2) call; the one it is on by read(2). Nothing is lost or reordered
+// between the two.
+TEST_F(LiveRingTest, ReadModeSplicesTheSubBuffersTheWriterLeftManyAtATime) {
+  auto opened = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Read);
+  ASSERT_TRUE(opened) << opened.reason();
+  auto ring = std::move(*opened);
+  const std::string prefix = "eventfs-ringtest splice ";
+  CollectSink sink;
+  int n = 0;
+  // Dozens of sub-buffers wait before the first drain; then a few records
+  // at a time, read at the writer's heels (read(2) of its sub-buffer),
+  // then dozens again.
+  for (; n < 3000; ++n) mark(prefix + std::to_string(n));
+  drain_all(*ring, sink);
+  const RingStats first = ring->stats();
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 5; ++i, ++n) mark(prefix + std::to_string(n));
+    drain_all(*ring, sink);
+  }
+  for (; n < 6000; ++n) mark(prefix + std::to_string(n));
+  drain_all(*ring, sink);
+  check_markers(sink, prefix, n);
+  const RingStats s = ring->stats();
+  EXPECT_EQ(s.entries, sink.items.size());
+  EXPECT_EQ(s.lost, 0u);
+  // The first drain: every sub-buffer but the writer's (and the rest of it
+  // once the writer left it) spliced, at least 4 a call.
+  EXPECT_GE(first.subbufs, 20u);
+  EXPECT_GE(first.spliced + 2, first.subbufs);
+  EXPECT_GE(first.spliced, 4 * first.splices);
+  EXPECT_GT(first.splices, 0u);
+  EXPECT_LE(s.spliced, s.subbufs);
+  EXPECT_GT(s.spliced, first.spliced);
+  // The mapped ring splices nothing.
+  if (kernel_maps_rings()) {
+    auto mapped = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Mmap);
+    ASSERT_TRUE(mapped) << mapped.reason();
+    for (int i = 0; i < 500; ++i) mark(prefix + "mapped");
+    CollectSink more;
+    drain_all(**mapped, more);
+    EXPECT_GE((*mapped)->stats().subbufs, 2u);
+    EXPECT_EQ((*mapped)->stats().spliced, 0u);
+  }
+}
+
 // eventfs(8): auto reads with read(2), the mapping's GET_READER costing more
 // on every kernel that has it.
 TEST_F(LiveRingTest, AutoReadsWithRead) {
