@@ -33,7 +33,7 @@ ReaderThreads::ReaderThreads(std::vector<CpuRecorder*> cpus, RecordControl& cont
     : cpus_(std::move(cpus)), control_(control), nice_(nice) {}
 
 Status ReaderThreads::start() {
-  const std::size_t n = std::min(kMaxThreads, cpus_.size());
+  const std::size_t n = std::min(kMaxThreads, (cpus_.size() + kCpusPerThread - 1) / kCpusPerThread);
   // Each thread counts down once it has its nice value (or was refused it),
   // so that nice_refused() is known when start() returns. The latch lives
   // as long as the threads: a count_down() may still touch it after the

@@ -1,7 +1,8 @@
-// The threads that read the CPUs' streams: at most kMaxThreads, each with
-// one read buffer of kReadSize, each serving every kMaxThreads-th CPU with
-// poll(2). The recorder's memory for reading is bounded whatever the CPU
-// count (kMaxThreads * kReadSize); a thread reads its CPUs in turn, a few
+// The threads that read the CPUs' streams: one for every kCpusPerThread
+// CPUs, at most kMaxThreads, each with one read buffer of kReadSize, each
+// serving every n-th CPU (n threads) with poll(2). The recorder's memory for
+// reading is bounded whatever the CPU count (kMaxThreads * kReadSize), and
+// its resident size holds a buffer per thread; a thread reads its CPUs in turn, a few
 // reads each, so that a busy CPU does not hold up the others; once they are
 // all read empty it waits for records and lets them gather (ReadPacing,
 // recorder/read_pacing.h) before reading again. The threads
@@ -27,6 +28,9 @@ namespace eventfs::recorder {
 class ReaderThreads {
  public:
   static constexpr std::size_t kMaxThreads = 8;
+  // A thread for every kCpusPerThread CPUs (up to kMaxThreads): one takes
+  // a few percent of a CPU to write what a CPU's storm records.
+  static constexpr std::size_t kCpusPerThread = 4;
   // A read's whole buffer is resident (FUSE faults it in for the kernel to
   // write to); paced reads carry about half of it (ReadPacing::kTarget).
   static constexpr std::size_t kReadSize = 1024 * 1024;
