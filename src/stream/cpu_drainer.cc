@@ -121,6 +121,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
   if (!q_.staging.empty()) {  // what was staged when the session ended
     std::lock_guard lock(q_.mu);
     q_.queue.append(q_.staging);
+    q_.staging_records.store(0, std::memory_order_relaxed);
     moved = true;
   }
   if (policy.untold() || moved) hub_.tell(cpu_);
@@ -129,6 +130,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
 std::size_t CpuDrainer::move_staged() {
   const std::uint64_t before = q_.staging.count();
   q_.queue.append(q_.staging, RecordQueue::Until::Lease);
+  q_.staging_records.store(q_.staging.count(), std::memory_order_relaxed);
   return static_cast<std::size_t>(before - q_.staging.count());
 }
 
@@ -202,6 +204,7 @@ DrainPolicy::Drained CpuDrainer::drain(CpuRing& ring, Clock::time_point now) {
     d.settled = ring.settled();
     d.staging_empty = q_.staging.empty();
     q_.staging_memory.store(q_.staging.memory_bytes(), std::memory_order_relaxed);
+    q_.staging_records.store(q_.staging.count(), std::memory_order_relaxed);
   }
   if (failure)
     hub_.report(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_,

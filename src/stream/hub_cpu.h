@@ -30,8 +30,10 @@ struct HubCpu {
   std::mutex ring_mu;
   RecordQueue queue;
   RecordQueue staging;  // the drainer's alone: records made while `queue` was busy
-  // staging.memory_bytes(), as the drainer last saw it (for the stats).
+  // staging.memory_bytes() and staging.count(), as the drainer last saw
+  // them (for the stats).
   std::atomic<std::size_t> staging_memory{0};
+  std::atomic<std::uint64_t> staging_records{0};
   int wake_fd = -1;     // eventfd: wakes the CPU's drainer out of poll()
   std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
   RingStats closed;  // counts of the rings closed so far
