@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,7 +165,25 @@ bool CpuOffline::Restore() {
   return error_ != 0 || restored_;
 }
 
+// One run of the integration tests at a time on a machine: two at once
+// share the kernel's tracing (its CPUs, the top-level instance that some
+// tests read, the hot-plugged CPUs, the load), and one run's storms make
+// the other's timing tests fail. The lock is held until the process ends.
+void wait_for_other_runs() {
+  static constexpr const char* kLockFile = "/tmp/eventfs-it.lock";
+  const int fd = ::open(kLockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::fprintf(stderr, "[eventfs-it] cannot open %s (%s): not waiting for other runs\n", kLockFile, std::strerror(errno));
+    return;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return;
+  std::fprintf(stderr, "[eventfs-it] another run of the integration tests holds %s: waiting for it to end\n", kLockFile);
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+
 void StaleMountCleaner::SetUp() {
+  wait_for_other_runs();
   if (int n = ::geteuid() == 0 ? restore_offline_cpus(false) : 0)
     std::fprintf(stderr, "[eventfs-it] brought %d CPU(s) online that a crashed run had taken offline\n", n);
   int n = clean_stale_mounts();

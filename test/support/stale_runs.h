@@ -76,7 +76,9 @@ class CpuOffline {
 // Cleans up after crashed runs before the first test.
 class StaleMountCleaner : public ::testing::Environment {
  public:
-  // Restores CPUs that crashed runs left offline (as root) and takes down their mounts.
+  // Waits while another run of the integration tests is under way (a lock
+  // on /tmp/eventfs-it.lock, held until this one ends), then restores CPUs
+  // that crashed runs left offline (as root) and takes down their mounts.
   void SetUp() override;
 };
 
