@@ -100,9 +100,9 @@ std::string cpu_stats_text(HubCpu& c, const RingSession& session, const RingFile
       "splice calls: {}\n"
       "reader: {}\n"
       "{}",
-      q.count() + c.staging_records.load(std::memory_order_relaxed), s.entries, s.lost, s.lost_reports, s.unknown_lost, s.overrun, q.dropped_total(),
-      q.memory_bytes() + c.staging_memory.load(std::memory_order_relaxed), s.subbufs, s.swaps, s.spliced, s.splices, mode,
-      kernel_lines);
+      q.count() + c.staging_records.load(std::memory_order_relaxed), s.entries, s.lost, s.lost_reports,
+      s.unknown_lost, s.overrun, q.dropped_total(), q.memory_bytes() + c.staging_memory.load(std::memory_order_relaxed),
+      s.subbufs, s.swaps, s.spliced, s.splices, mode, kernel_lines);
 }
 
 }  // namespace eventfs

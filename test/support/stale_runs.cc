@@ -169,15 +169,17 @@ bool CpuOffline::Restore() {
 // share the kernel's tracing (its CPUs, the top-level instance that some
 // tests read, the hot-plugged CPUs, the load), and one run's storms make
 // the other's timing tests fail. The lock is held until the process ends.
-void wait_for_other_runs() {
+static void wait_for_other_runs() {
   static constexpr const char* kLockFile = "/tmp/eventfs-it.lock";
   const int fd = ::open(kLockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    std::fprintf(stderr, "[eventfs-it] cannot open %s (%s): not waiting for other runs\n", kLockFile, std::strerror(errno));
+    std::fprintf(stderr, "[eventfs-it] cannot open %s (%s): not waiting for other runs\n", kLockFile,
+                 std::strerror(errno));
     return;
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return;
-  std::fprintf(stderr, "[eventfs-it] another run of the integration tests holds %s: waiting for it to end\n", kLockFile);
+  std::fprintf(stderr, "[eventfs-it] another run of the integration tests holds %s: waiting for it to end\n",
+               kLockFile);
   while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
   }
 }
