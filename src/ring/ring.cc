@@ -63,7 +63,7 @@ class FdHolder {
 class ReadRing final : public CpuRing {
  public:
   ReadRing(int fd, int cpu, unsigned long_size, std::uint32_t subbuf, RingFiles files)
-      : fd_(fd), cpu_(cpu), parser_(long_size), buf_(subbuf), files_(std::move(files)) {
+      : fd_(fd), cpu_(cpu), parser_(long_size), scan_(long_size), buf_(subbuf), files_(std::move(files)) {
     if (Result<std::uint64_t> o = files_.read_overrun(cpu_)) {
       has_overrun_ = true;
       opened_overrun_ = *o;
@@ -93,10 +93,13 @@ class ReadRing final : public CpuRing {
         loaded_ = false;
         const std::uint8_t* at = nullptr;
         std::size_t r = 0;
-        if (Result<std::size_t> b = next_batched(at); !b) {
+        std::optional<std::uint64_t> overrun;  // the counter for a mark without a count
+        bool spliced = false;
+        if (Result<std::size_t> b = next_batched(at, overrun); !b) {
           return std::move(b).error();
         } else if (*b != 0) {
           r = *b;
+          spliced = true;
         } else {
           const ssize_t got = ::read(fd_.get(), buf_.data(), buf_.size());
           if (got < 0) {
@@ -110,14 +113,16 @@ class ReadRing final : public CpuRing {
           r = static_cast<std::size_t>(got);
         }
         if (Status s = parser_.load(at, r); !s)
-          return fail(EIO, fmt::format("the {} bytes read(2) gave: {}", r, s.reason()));
+          return fail(EIO, fmt::format("the {} bytes {} gave: {}", r, spliced ? "splice(2)" : "read(2)", s.reason()));
         loaded_ = true;
-        short_ = parser_.data_size() < subbuf_size() / 4 * 3;
+        // (A spliced sub-buffer is one the writer has left, even when it
+        // is short: the rest of one read before, or one a large event did
+        // not fit in.)
+        short_ = !spliced && parser_.data_size() < subbuf_size() / 4 * 3;
         from_ = 0;
         // The stats file is read only for a mark without a count.
         std::int64_t mark = parser_.missed();
-        std::optional<std::uint64_t> overrun;
-        if (mark < 0 && has_overrun_)
+        if (mark < 0 && has_overrun_ && !spliced)
           if (Result<std::uint64_t> o = files_.read_overrun(cpu_)) overrun = *o;
         lost_.subbuf(sink, stats_, parser_.timestamp(), mark, overrun ? &*overrun : nullptr, false);
       }
@@ -148,6 +153,9 @@ class ReadRing final : public CpuRing {
   std::uint32_t subbuf_size() const override {
     return static_cast<std::uint32_t>(buf_.size());
   }
+  // Not while spliced sub-buffers, taken from the kernel, wait here: they
+  // are no longer in the ring for the kernel to announce.
+  bool settled() const override { return batch_next_ >= batch_bytes_; }
 
  private:
   // Whole sub-buffers are taken kBatchBytes at a time where the kernel
@@ -174,56 +182,93 @@ class ReadRing final : public CpuRing {
   }
   // The next sub-buffer taken by splice: its bytes (`at` points to them),
   // or 0 when none is (the writer is on the only one left, or the kernel
-  // does not splice this file: read(2) then).
-  Result<std::size_t> next_batched(const std::uint8_t*& at) {
+  // does not splice this file: read(2) then). For one whose lost mark has
+  // no count, `overrun` is the kernel's counter when the batch was taken,
+  // less the counts the later sub-buffers of the batch store: they were
+  // overwritten before the batch was taken too, and are reported with
+  // their own sub-buffers.
+  Result<std::size_t> next_batched(const std::uint8_t*& at, std::optional<std::uint64_t>& overrun) {
     const std::size_t subbuf = buf_.size();
     if (batch_next_ >= batch_bytes_) {
       if (!pipe_w_) return std::size_t{0};
-      batch_next_ = batch_bytes_ = 0;
-      ssize_t moved;
-      do moved = ::splice(fd_.get(), nullptr, pipe_w_->get(), nullptr, batch_.size(), SPLICE_F_NONBLOCK);
-      while (moved < 0 && errno == EINTR);
-      if (moved <= 0) {
-        if (moved < 0 && errno != EAGAIN) {  // (this kernel, or this file, does not splice)
-          pipe_r_.reset();
-          pipe_w_.reset();
-        }
-        return std::size_t{0};
-      }
-      // The pipe now holds `moved` bytes of the ring, consumed: they are
-      // read out whole, or the ring's records would be lost.
-      std::size_t got = 0;
-      while (got < static_cast<std::size_t>(moved)) {
-        const ssize_t r = ::read(pipe_r_->get(), batch_.data() + got, static_cast<std::size_t>(moved) - got);
-        if (r > 0) {
-          got += static_cast<std::size_t>(r);
-          continue;
-        }
-        if (r < 0 && errno == EINTR) continue;
-        const int e = r < 0 ? errno : EIO;
-        pipe_r_.reset();
-        pipe_w_.reset();
-        return fail(e, fmt::format("read(2) of the {} bytes splice(2) took from the ring: {}", moved,
-                                   r < 0 ? std::strerror(e) : "the pipe ended"));
-      }
-      batch_bytes_ = got;
-      ++stats_.splices;
-      stats_.spliced += (got + subbuf - 1) / subbuf;
+      if (Status taken = take_batch(); !taken) return std::move(taken).error();
+      if (batch_bytes_ == 0) return std::size_t{0};
+    }
+    const std::size_t index = batch_next_ / subbuf;
+    if (batch_marks_[index] < 0 && batch_overrun_) {
+      std::uint64_t later = 0;
+      for (std::size_t i = index + 1; i < batch_marks_.size(); ++i)
+        if (batch_marks_[i] > 0) later += static_cast<std::uint64_t>(batch_marks_[i]);
+      overrun = *batch_overrun_ > later ? *batch_overrun_ - later : 0;
     }
     at = batch_.data() + batch_next_;
     const std::size_t bytes = std::min(subbuf, batch_bytes_ - batch_next_);
     batch_next_ += bytes;
+    ++stats_.spliced;
     return bytes;
+  }
+  // One splice(2) of the sub-buffers the writer has left, read out of the
+  // pipe into batch_ (batch_bytes_ stays 0 when there were none).
+  Status take_batch() {
+    const std::size_t subbuf = buf_.size();
+    batch_next_ = batch_bytes_ = 0;
+    batch_marks_.clear();
+    batch_overrun_.reset();
+    ssize_t moved;
+    do moved = ::splice(fd_.get(), nullptr, pipe_w_->get(), nullptr, batch_.size(), SPLICE_F_NONBLOCK);
+    while (moved < 0 && errno == EINTR);
+    if (moved <= 0) {
+      // A file the kernel does not splice: read(2) from now on. (Other
+      // errors, ENOMEM say, are tried again at the next batch.)
+      if (moved < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP || errno == EBADF)) {
+        pipe_r_.reset();
+        pipe_w_.reset();
+      }
+      return {};
+    }
+    // The pipe now holds `moved` bytes of the ring, consumed: they are
+    // read out whole, or the ring's records would be lost.
+    std::size_t got = 0;
+    while (got < static_cast<std::size_t>(moved)) {
+      const ssize_t r = ::read(pipe_r_->get(), batch_.data() + got, static_cast<std::size_t>(moved) - got);
+      if (r > 0) {
+        got += static_cast<std::size_t>(r);
+        continue;
+      }
+      if (r < 0 && errno == EINTR) continue;
+      const int e = r < 0 ? errno : EIO;
+      pipe_r_.reset();
+      pipe_w_.reset();
+      return fail(e, fmt::format("read(2) of the {} bytes splice(2) took from the ring: {}", moved,
+                                 r < 0 ? std::strerror(e) : "the pipe ended"));
+    }
+    batch_bytes_ = got;
+    ++stats_.splices;
+    bool unknown = false;
+    for (std::size_t off = 0; off < got; off += subbuf) {
+      std::int64_t mark = 0;
+      if (scan_.load(batch_.data() + off, std::min(subbuf, got - off))) mark = scan_.missed();
+      batch_marks_.push_back(mark);
+      unknown |= mark < 0;
+    }
+    if (unknown && has_overrun_)
+      if (Result<std::uint64_t> o = files_.read_overrun(cpu_)) batch_overrun_ = *o;
+    return {};
   }
 
   FdHolder fd_;
   int cpu_;
   SubbufParser parser_;
+  SubbufParser scan_;  // reads the lost marks of a batch as it is taken
   std::vector<std::uint8_t> buf_;  // one sub-buffer, kept between drains
-  // Sub-buffers splice(2) took, walked one by one ([batch_next_, batch_bytes_) still to go).
+  // Sub-buffers splice(2) took, walked one by one ([batch_next_, batch_bytes_) still to go),
+  // their lost marks, and the kernel's overrun counter when they were taken
+  // (read only when one of them has a mark without a count).
   std::unique_ptr<FdHolder> pipe_r_, pipe_w_;
   std::vector<std::uint8_t> batch_;
   std::size_t batch_next_ = 0, batch_bytes_ = 0;
+  std::vector<std::int64_t> batch_marks_;
+  std::optional<std::uint64_t> batch_overrun_;
   RingFiles files_;
   bool has_overrun_ = false;
   std::uint64_t opened_overrun_ = 0;  // the counter when the ring was opened

@@ -117,6 +117,10 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     }
     trim(now);
   }
+  // Records the ring took from the kernel and has not delivered (spliced
+  // sub-buffers not walked yet) go to the queue before the ring closes:
+  // the kernel no longer has them for the next session.
+  for (int i = 0; i < kSettleDrains && !ring.settled(); ++i) policy.drained(drain(ring, Clock::now()));
   bool moved = false;
   if (!q_.staging.empty()) {  // what was staged when the session ended
     std::lock_guard lock(q_.mu);

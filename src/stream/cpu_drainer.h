@@ -25,6 +25,7 @@ namespace eventfs {
 class CpuDrainer {
  public:
   static constexpr std::size_t kDrainBatch = 4096;  // records taken from the ring in a turn
+  static constexpr int kSettleDrains = 16;  // drains, at most, of what the ring holds at a session's end
   static constexpr int kPinRetryMs = 5000;          // the drainer tries to move to its CPU this long
   // The queues are trimmed (RecordQueue::trim()) this often while a session
   // lasts: a queue gives back the memory it no longer needs 1 to 2 periods
