@@ -122,6 +122,13 @@ class LiveRingTest : public ::testing::Test {
     ASSERT_EQ(::write(marker_fd_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   }
 
+  // The test instance's ring of the test's CPU, in read mode.
+  void open_read_ring(std::unique_ptr<CpuRing>& ring) {
+    auto opened = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Read);
+    ASSERT_TRUE(opened) << opened.reason();
+    ring = std::move(*opened);
+  }
+
   // Drains until the ring says nothing more is there.
   static void drain_all(CpuRing& r, CollectSink& sink) {
     for (int i = 0; i < 100000; ++i) {
@@ -195,9 +202,8 @@ TEST_F(LiveRingTest, BothModesDeliverEveryMarkerOnceInOrder) {
 // splice(2) call; the one it is on by read(2). Nothing is lost or reordered
 // between the two.
 TEST_F(LiveRingTest, ReadModeSplicesTheSubBuffersTheWriterLeftManyAtATime) {
-  auto opened = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Read);
-  ASSERT_TRUE(opened) << opened.reason();
-  auto ring = std::move(*opened);
+  std::unique_ptr<CpuRing> ring;
+  ASSERT_NO_FATAL_FAILURE(open_read_ring(ring));
   const std::string prefix = "eventfs-ringtest splice ";
   CollectSink sink;
   int n = 0;
@@ -233,9 +239,8 @@ TEST_F(LiveRingTest, ReadModeSplicesTheSubBuffersTheWriterLeftManyAtATime) {
 // catch-ups on the writer's page is the short rest of that page (Linux 6.1
 // and later splice it; before, read(2) takes it).
 TEST_F(LiveRingTest, ReadModeDeliversTheWholeSplicedBatchAfterTheRestOfAPageReadBefore) {
-  auto opened = open_cpu_ring(RingFiles(path_), cpu_, ReaderMode::Read);
-  ASSERT_TRUE(opened) << opened.reason();
-  auto ring = std::move(*opened);
+  std::unique_ptr<CpuRing> ring;
+  ASSERT_NO_FATAL_FAILURE(open_read_ring(ring));
   const std::string prefix = "eventfs-ringtest rest ";
   CollectSink sink;
   int n = 0;
