@@ -28,8 +28,9 @@ namespace eventfs::recorder {
 class ReaderThreads {
  public:
   static constexpr std::size_t kMaxThreads = 8;
-  // A thread for every kCpusPerThread CPUs (up to kMaxThreads): one takes
-  // a few percent of a CPU to write what a CPU's storm records.
+  // A thread for every kCpusPerThread CPUs (up to kMaxThreads): one thread
+  // keeps up with several CPUs' storms, and each holds its read buffer
+  // resident (eventfs-record(1) and bench/RESULTS.md have the figures).
   static constexpr std::size_t kCpusPerThread = 4;
   // A read's whole buffer is resident (FUSE faults it in for the kernel to
   // write to); paced reads carry about half of it (ReadPacing::kTarget).

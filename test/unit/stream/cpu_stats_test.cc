@@ -7,9 +7,9 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "eventfs/record.h"
+#include "recorder/cpu_stats_lines.h"
 #include "stream/cpu_stats.h"
 #include "stream/hub_cpu.h"
 #include "stream/ring_session.h"
@@ -17,13 +17,6 @@
 
 namespace eventfs {
 namespace {
-
-// The value of the stats line "KEY: VALUE" (-1: no such line).
-long long stat_of(const std::string& text, const std::string& key) {
-  const std::string at = "\n" + key + ": ";
-  const std::size_t p = ("\n" + text).find(at);
-  return p == std::string::npos ? -1 : std::stoll(text.substr(p + at.size() - 1));
-}
 
 void queue_one(RecordQueue& q, std::uint64_t ts) {
   const std::uint32_t size = EVENTFS_RECORD_SIZE(8);
@@ -46,10 +39,10 @@ TEST(CpuStats, EntriesCountTheStagedRecordsWithTheQueued) {
   RingFiles files("/nonexistent-eventfs-instance");
   RingSession session(cpus, files, ReaderMode::Read, hub);
   for (std::uint64_t ts = 1; ts <= 2; ++ts) queue_one(c.queue, ts);
-  EXPECT_EQ(stat_of(cpu_stats_text(c, session, files, 0), "entries"), 2);
+  EXPECT_EQ(recorder::stats_number(cpu_stats_text(c, session, files, 0), "entries"), 2u);
   c.staging_records = 5;
   const std::string text = cpu_stats_text(c, session, files, 0);
-  EXPECT_EQ(stat_of(text, "entries"), 7) << text;
+  EXPECT_EQ(recorder::stats_number(text, "entries"), 7u) << text;
 }
 
 }  // namespace
