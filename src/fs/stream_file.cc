@@ -79,6 +79,9 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
   thread_local std::string out;
   Answer a;
   a.data = &out;
+  // Counted before it looks: records the source makes available after the
+  // look are then told of (stream_file.h, waiting()).
+  channel_->waiting(+1);
   {
     std::lock_guard lock(mu_);
     if (ended_) {
@@ -99,6 +102,7 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
       }
     }
   }
+  channel_->waiting(-1);
   send(*c, a);
 }
 
@@ -123,6 +127,7 @@ void StreamFile::data_ready() {
     }
     pollers.swap(pollers_);
   }
+  channel_->waiting(-static_cast<int>(ready.size() + pollers.size()));
   for (auto& r : ready) send(*r.completion, r.answer);
   for (auto& p : pollers) p->notify();
 }
@@ -136,6 +141,7 @@ void StreamFile::end() {
     waiters.swap(waiters_);
     pollers.swap(pollers_);
   }
+  channel_->waiting(-static_cast<int>(waiters.size() + pollers.size()));
   for (auto& w : waiters) w.completion->done(0, {});
   for (auto& p : pollers) p->notify();
 }
@@ -150,16 +156,28 @@ void StreamFile::interrupt(const void* key) {
     c = std::move(it->completion);
     waiters_.erase(it);
   }
+  channel_->waiting(-1);
   c->done(EINTR, {});
 }
 
 unsigned StreamFile::poll(Open& o, std::unique_ptr<PollNotifier> n) {
-  std::lock_guard lock(mu_);
-  if (ended_) return POLLIN | POLLHUP;
-  if (!o.pending.empty() || channel_->readable()) return POLLIN;
-  if (channel_->error()) return POLLERR;
-  if (n) pollers_.push_back(std::move(n));
-  return 0;
+  channel_->waiting(+1);  // (as in read())
+  unsigned events = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (ended_)
+      events = POLLIN | POLLHUP;
+    else if (!o.pending.empty() || channel_->readable())
+      events = POLLIN;
+    else if (channel_->error())
+      events = POLLERR;
+    else if (n) {
+      pollers_.push_back(std::move(n));
+      return 0;
+    }
+  }
+  channel_->waiting(-1);
+  return events;
 }
 
 void StreamFile::closed(Open& o) {
@@ -177,6 +195,7 @@ void StreamFile::closed(Open& o) {
       }
     }
   }
+  channel_->waiting(-static_cast<int>(orphans.size()));
   for (auto& c : orphans) c->done(EINTR, {});
 }
 

@@ -47,6 +47,10 @@ class StreamChannel {
   // Readers come and go; the source reads the kernel only while there are some.
   virtual void reader_opened() {}
   virtual void reader_closed() {}
+  // The reads and polls that are waiting for data_ready(), or about to look
+  // whether they must (+1, before they look), went up or down by `delta`:
+  // while none is, the source may leave data_ready() uncalled.
+  virtual void waiting(int delta) { (void)delta; }
 };
 
 class StreamFile final : public FileBehaviour,

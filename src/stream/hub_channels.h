@@ -33,6 +33,10 @@ class TextChannel final : public StreamChannel {
   int error() override { return session_.error(); }
   void reader_opened() override { session_.reader_count(+1); }
   void reader_closed() override { session_.reader_count(-1); }
+  // (Counted on every CPU: any CPU's records are news here.)
+  void waiting(int delta) override {
+    for (auto& c : cpus_) c->readers_waiting.fetch_add(delta);
+  }
 
  private:
   HubCpus& cpus_;
@@ -51,6 +55,7 @@ class CpuChannel final : public StreamChannel {
   int error() override { return session_.error(); }
   void reader_opened() override { session_.reader_count(+1); }
   void reader_closed() override { session_.reader_count(-1); }
+  void waiting(int delta) override { queues().readers_waiting.fetch_add(delta); }
 
  private:
   HubCpu& queues() { return *cpus_.at(static_cast<std::size_t>(cpu_)); }

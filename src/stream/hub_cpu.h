@@ -34,6 +34,12 @@ struct HubCpu {
   // them (for the stats).
   std::atomic<std::size_t> staging_memory{0};
   std::atomic<std::uint64_t> staging_records{0};
+  // Reads and polls of this CPU's stream or of the merged text stream that
+  // wait for news, or are about to look whether they must
+  // (StreamChannel::waiting()): while there are none, the CPU's readers are
+  // not told (a reader that sleeps and reads on its own, as eventfs-record
+  // does, would cost a notifier's wakeup at every drain).
+  std::atomic<int> readers_waiting{0};
   int wake_fd = -1;     // eventfd: wakes the CPU's drainer out of poll()
   std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
   RingStats closed;  // counts of the rings closed so far

@@ -16,7 +16,8 @@ class HubServices {
   // CPU `cpu`'s notifier is awake (before it calls its listeners): it moves
   // to its CPU again if its drainer asks (the CPU came back online).
   virtual void notifier_woken(int cpu) = 0;
-  // Has CPU `cpu`'s notifier tell that CPU's readers; never waits for it.
+  // Has CPU `cpu`'s notifier tell that CPU's readers, if any waits (the
+  // caller published its news first); never waits for it.
   virtual void tell(int cpu) = 0;
   // Tells every stream's listeners, on the calling thread (the rings'
   // error changed).

@@ -104,7 +104,13 @@ class StreamHub final : private HubServices {
   // HubServices, for the hub's parts:
   void place_thread(int cpu) override;
   void notifier_woken(int cpu) override;
-  void tell(int cpu) override { notifiers_.request(cpu); }
+  // (Only while a reader waits: HubCpu::readers_waiting. The drainer
+  // published what it tells of before, under the CPU's queue lock, which a
+  // reader takes to look after counting itself: one of the two sees the
+  // other.)
+  void tell(int cpu) override {
+    if (cpu_[static_cast<std::size_t>(cpu)]->readers_waiting.load() > 0) notifiers_.request(cpu);
+  }
   void tell_all() override { notifiers_.notify(-1); }
   void report(const std::string& line) override;  // stderr and on_ring_error()
   std::string saved_cmdlines() override { return files_.saved_cmdlines(); }

@@ -34,14 +34,17 @@ class FakeChannel final : public StreamChannel {
  public:
   bool take(std::size_t max, std::string& out) override {
     std::lock_guard lock(mu);
+    waiting_at_look = waiting_now;
     return take_units(units, max, out);
   }
   bool readable() override {
     std::lock_guard lock(mu);
+    waiting_at_look = waiting_now;
     return !units.empty();
   }
   void reader_opened() override { ++readers; }
   void reader_closed() override { --readers; }
+  void waiting(int delta) override { waiting_now += delta; }
   void push(std::string u) {
     std::lock_guard lock(mu);
     units.push_back(std::move(u));
@@ -49,6 +52,8 @@ class FakeChannel final : public StreamChannel {
   std::mutex mu;
   std::deque<std::string> units;
   int readers = 0;
+  int waiting_now = 0;      // the sum of waiting()'s deltas
+  int waiting_at_look = -1;  // waiting_now when readable() last looked
 };
 
 struct Answer {
@@ -320,6 +325,67 @@ TEST_F(StreamFileTest, PollReportsDataAndWakesLater) {
   Answer a;
   f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a));
   EXPECT_EQ(a.data, "z\n") << "what poll saw is still there to read";
+}
+
+// The source is told how many reads and polls wait for data_ready(),
+// counted before they look (a source that leaves data_ready() uncalled
+// while none waits must not miss one that looked just before its news),
+// and no longer once answered, in every way a waiter leaves.
+TEST_F(StreamFileTest, TheSourceKnowsWhetherAReaderWaits) {
+  auto f = open();
+  channel->push("a\n");
+  Answer a;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a));
+  ASSERT_TRUE(a.answered);
+  EXPECT_EQ(channel->waiting_at_look, 1) << "counted before it looked";
+  EXPECT_EQ(channel->waiting_now, 0) << "answered at once";
+  Answer e;
+  f->read_async(0, 100, true, std::make_unique<FakeCompletion>(e));
+  EXPECT_EQ(e.err, EAGAIN);
+  EXPECT_EQ(channel->waiting_now, 0);
+
+  Answer b, c;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(b));
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(c));
+  EXPECT_EQ(channel->waiting_now, 2) << "two reads parked";
+  f->interrupt_sink()->interrupt(&b);
+  EXPECT_EQ(channel->waiting_now, 1);
+  channel->push("c\n");
+  file->data_ready();
+  EXPECT_EQ(c.data, "c\n");
+  EXPECT_EQ(channel->waiting_now, 0);
+
+  int woken = 0;
+  EXPECT_EQ(f->poll(std::make_unique<FakeNotifier>(woken)), 0u);
+  EXPECT_EQ(channel->waiting_at_look, 1);
+  EXPECT_EQ(channel->waiting_now, 1) << "a poll waiting to be woken";
+  EXPECT_EQ(f->poll(nullptr), 0u);
+  EXPECT_EQ(channel->waiting_now, 1) << "a poll that asks to be woken by nobody does not wait";
+  file->data_ready();
+  EXPECT_EQ(woken, 1);
+  EXPECT_EQ(channel->waiting_now, 0);
+  channel->push("d\n");
+  EXPECT_EQ(f->poll(std::make_unique<FakeNotifier>(woken)), static_cast<unsigned>(POLLIN));
+  EXPECT_EQ(channel->waiting_now, 0) << "data there: the poll does not wait";
+  Answer d;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(d));
+
+  // A read and a poll still waiting when the mount ends, a read when its
+  // open goes.
+  auto g = open();
+  Answer x, y;
+  g->read_async(0, 100, false, std::make_unique<FakeCompletion>(x));
+  EXPECT_EQ(g->poll(std::make_unique<FakeNotifier>(woken)), 0u);
+  EXPECT_EQ(channel->waiting_now, 2);
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(y));
+  EXPECT_EQ(channel->waiting_now, 3);
+  f.reset();
+  EXPECT_EQ(y.err, EINTR);
+  EXPECT_EQ(channel->waiting_now, 2) << "the closed open's read";
+  file->end();
+  EXPECT_TRUE(x.answered);
+  EXPECT_EQ(woken, 2);
+  EXPECT_EQ(channel->waiting_now, 0);
 }
 
 }  // namespace
