@@ -246,7 +246,8 @@ int Controller::write_filter(const ControlEvent& which, std::string_view data) {
                   fmt::format("Filter too long in the kernel's names ({} bytes; the limit is {})", tf.raw.size(),
                               kPageSize - 1),
                   text, 0);
-  if (int e = check_variable_uses(where, dir, {""}, tf.variables.empty() ? 0 : 1, text)) return e;
+  std::unique_lock<std::mutex> uses_held;
+  if (int e = check_variable_uses(where, dir, {""}, tf.variables.empty() ? 0 : 1, text, uses_held)) return e;
   if (KernelStatus set = replace_filter(dir, tf.raw); !set)
     return kernel_refused(where, set.error(), text, stable || !tf.variables.empty() ? &tf : nullptr, 0);
   if (stable)
@@ -300,8 +301,9 @@ int Controller::write_trigger(const ControlEvent& which, std::string_view data) 
     replaced.insert(r.identity);
     adding += !r.remove && !r.variables.empty();
   }
-  if (int e = check_variable_uses(where, dir, replaced, adding, "")) return e;
   auto locks = write_locks(plan.dirs);
+  std::unique_lock<std::mutex> uses_held;
+  if (int e = check_variable_uses(where, dir, replaced, adding, "", uses_held)) return e;
   PublishOnExit publish{*this};
   std::vector<int> armed;
   if (int e = arm_saves(where, plan, text, armed)) return e;
@@ -353,8 +355,11 @@ int Controller::read_trigger(const ControlEvent& which, std::string& out) {
 // ---- variables
 
 int Controller::check_variable_uses(const std::string& where, const std::string& dir,
-                                    const std::set<std::string>& replaced, std::size_t adding, std::string_view text) {
-  if (adding == 0 || book_.uses_after(dir, replaced, adding) <= kMaxVariableUses) return 0;
+                                    const std::set<std::string>& replaced, std::size_t adding, std::string_view text,
+                                    std::unique_lock<std::mutex>& held) {
+  if (adding == 0) return 0;
+  held = std::unique_lock(uses_mu_);
+  if (book_.uses_after(dir, replaced, adding) <= kMaxVariableUses) return 0;
   return refuse(where, ENOSPC,
                 fmt::format("Too many conditions naming variables (the limit is {}: a change of value rewrites "
                             "each of them in the kernel)",

@@ -152,9 +152,11 @@ class Controller {
   int one_line(const std::string& where, const std::string& text);
   // 0, or ENOSPC (logged) when `adding` conditions naming variables on
   // `dir`, in place of its uses `replaced` (identities), would make more
-  // than kMaxVariableUses: each is a kernel rewrite at every change.
+  // than kMaxVariableUses: each is a kernel rewrite at every change. When
+  // adding any, `held` holds uses_mu_ on return (the caller keeps it until
+  // it has recorded its uses, or refused). Call with the event locks held.
   int check_variable_uses(const std::string& where, const std::string& dir, const std::set<std::string>& replaced,
-                          std::size_t adding, std::string_view text);
+                          std::size_t adding, std::string_view text, std::unique_lock<std::mutex>& held);
   // Arms the plan's new saves (their ids in `armed`); on a refusal none.
   int arm_saves(const std::string& where, const TriggerPlan& plan, std::string_view text, std::vector<int>& armed);
   // What is left of a counted save.
@@ -183,6 +185,10 @@ class Controller {
   // current until they are recorded), whole for a change of values (not for
   // the rewrites that follow it).
   std::shared_mutex variables_mu_;
+  // Held by a write that adds uses of variables from its count against
+  // kMaxVariableUses to its record of them, after its event locks: two
+  // writes to different events cannot both take the last place.
+  std::mutex uses_mu_;
   // One reapply() at a time: each rewrites to the values of its moment, so
   // a later one finds what an earlier one did and changes only the rest.
   std::mutex rewrite_mu_;

@@ -3,7 +3,12 @@
 // step with them (against the in-memory instance and a fake capture engine).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "control/captures.h"
 #include "control/own_threads.h"
@@ -363,6 +368,45 @@ TEST_F(VariablesTest, ConditionsNamingVariablesAreBoundedInNumber) {
   // Without a variable, and in place of an existing use, a condition is taken.
   EXPECT_EQ(write(uses[kMaxVariableUses], "common_pid == 1"), 0);
   EXPECT_EQ(write(uses[0], "common_pid != v"), 0);
+}
+
+// Two writes to different events, each taking the last place under the
+// limit: the second waits for the first to be recorded, and is refused.
+TEST_F(VariablesTest, TwoWritesCannotBothTakeTheLastPlace) {
+  ASSERT_EQ(ctl.write_variables("v=1"), 0);
+  std::vector<std::pair<std::string, std::string>> uses;  // (event, file)
+  for (const auto& sys : fx.tracefs->systems())
+    for (const auto& ev : fx.tracefs->events(sys)) {
+      uses.emplace_back(sys + "/" + ev, "filter");
+      uses.emplace_back(sys + "/" + ev, "trigger");
+    }
+  ASSERT_GT(uses.size(), kMaxVariableUses);
+  auto write = [&](const std::pair<std::string, std::string>& u) {
+    const std::string sys = u.first.substr(0, u.first.find('/')), ev = u.first.substr(u.first.find('/') + 1);
+    return u.second == "filter" ? ctl.write_filter(EventName{sys, ev}, "common_pid == v")
+                                : ctl.write_trigger(EventName{sys, ev}, "traceon if common_pid == v");
+  };
+  for (std::size_t i = 0; i + 1 < kMaxVariableUses; ++i) ASSERT_EQ(write(uses[i]), 0) << ctl.error_log().text();
+  const auto& last = uses[kMaxVariableUses - 1];
+  const auto& over = uses[kMaxVariableUses];
+  ASSERT_NE(last.first, over.first) << "two different events";
+  std::mutex gate;
+  std::unique_lock closed(gate);
+  std::atomic<bool> in_write{false};
+  fake.before_write = [&](const std::string& rel) {
+    if (rel != "events/" + last.first + "/" + last.second) return;
+    in_write = true;
+    std::lock_guard wait(gate);
+  };
+  auto first = std::async(std::launch::async, [&] { return write(last); });
+  for (int i = 0; i < 2000 && !in_write; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(in_write) << "the first write reached the kernel";
+  auto second = std::async(std::launch::async, [&] { return write(over); });
+  const bool waited = second.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout;
+  closed.unlock();
+  EXPECT_EQ(first.get(), 0);
+  EXPECT_EQ(second.get(), ENOSPC) << "both took the last place";
+  EXPECT_TRUE(waited) << "the second counted while the first was not yet recorded";
 }
 
 TEST_F(VariablesTest, WithoutACaptureEngineSaveIsRefused) {
