@@ -120,7 +120,8 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
   // Records the ring took from the kernel and has not delivered (spliced
   // sub-buffers not walked yet) go to the queue before the ring closes:
   // the kernel no longer has them for the next session.
-  for (int i = 0; i < kSettleDrains && !ring.settled(); ++i) policy.drained(drain(ring, Clock::now()));
+  std::size_t untold = policy.untold();
+  for (int i = 0; i < kSettleDrains && !ring.settled(); ++i) untold += drain(ring, Clock::now()).added;
   bool moved = false;
   if (!q_.staging.empty()) {  // what was staged when the session ended
     std::lock_guard lock(q_.mu);
@@ -128,7 +129,7 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
     q_.staging_records.store(0, std::memory_order_relaxed);
     moved = true;
   }
-  if (policy.untold() || moved) hub_.tell(cpu_);
+  if (untold || moved) hub_.tell(cpu_);
 }
 
 std::size_t CpuDrainer::move_staged() {

@@ -22,6 +22,7 @@
 #include "support/fixture_kernels.h"
 #include "support/time_scale.h"
 #include "fs/stream_file.h"
+#include "stream/cpu_drainer.h"
 #include "stream/stream_hub.h"
 
 namespace eventfs {
@@ -163,6 +164,38 @@ TEST(StreamHub, AnOpenRingThatCannotBeReadIsReportedOncePerSession) {
   EXPECT_EQ(reports[1], reports[0]);
   EXPECT_EQ(reports[2], "cannot read the ring buffer of CPU 1: sub-buffer 3 runs past its end");
   EXPECT_EQ(reports[3], reports[2]);
+}
+
+// A ring that took records from the kernel and has not delivered them all
+// when its session ends (spliced sub-buffers not yet walked: not settled)
+// is drained until it is, at most kSettleDrains times, before it closes:
+// the kernel no longer has those records for the next session.
+TEST(StreamHub, ARingNotSettledIsDrainedBeforeItsSessionEnds) {
+  ResolvedFixture fx("linux-6.18");
+  StreamHub hub(RingFiles("/nonexistent"), 1, fx.resolution, ReaderMode::Read);
+  std::atomic<int> drains{0};
+  std::atomic<bool> settled{true};
+  hub.set_ring_opener([&](int cpu) -> Result<std::unique_ptr<CpuRing>> {
+    return std::unique_ptr<CpuRing>(std::make_unique<FakeRing>(cpu, false, drains, "", &settled));
+  });
+  hub.start();
+  auto file = std::make_shared<StreamFile>(hub.cpu_channel(0));
+  std::unique_ptr<OpenFile> f;
+  ASSERT_EQ(file->open(O_RDONLY | O_NONBLOCK, f), 0);
+  auto end = std::chrono::steady_clock::now() + 5s;
+  while (drains == 0 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(5ms);
+  ASSERT_GT(drains, 0);
+  settled = false;  // (and stays so: the drains at the session's end are bounded)
+  const int before = drains;
+  f.reset();
+  end = std::chrono::steady_clock::now() + 5s;
+  while (hub.stats_text(0).find("reader: closed") == std::string::npos && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_NE(hub.stats_text(0).find("reader: closed"), std::string::npos);
+  const int at_end = drains - before;
+  EXPECT_GE(at_end, CpuDrainer::kSettleDrains) << "the session ended with records taken and not delivered";
+  EXPECT_LE(at_end, CpuDrainer::kSettleDrains + 3) << "the drains at the session's end are not bounded";
+  hub.stop();
 }
 
 // How many drains the hub's readers make in `span`.
