@@ -55,6 +55,12 @@ class FdHolder {
   FdHolder(const FdHolder&) = delete;
   FdHolder& operator=(const FdHolder&) = delete;
   int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  // Closes the descriptor held (if any) and holds `fd`.
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
 
  private:
   int fd_;
@@ -170,8 +176,8 @@ class ReadRing final : public CpuRing {
     if (subbuf == 0 || kBatchBytes / subbuf < 2 || !is_tracefs_fd(fd_.get())) return;
     int p[2];
     if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) return;
-    pipe_r_ = std::make_unique<FdHolder>(p[0]);
-    pipe_w_ = std::make_unique<FdHolder>(p[1]);
+    pipe_r_.reset(p[0]);
+    pipe_w_.reset(p[1]);
     if (::fcntl(p[1], F_GETPIPE_SZ) < static_cast<int>(kBatchBytes) &&
         ::fcntl(p[1], F_SETPIPE_SZ, static_cast<int>(kBatchBytes)) < static_cast<int>(kBatchBytes)) {
       pipe_r_.reset();
@@ -215,7 +221,7 @@ class ReadRing final : public CpuRing {
     batch_marks_.clear();
     batch_overrun_.reset();
     ssize_t moved;
-    do moved = ::splice(fd_.get(), nullptr, pipe_w_->get(), nullptr, batch_.size(), SPLICE_F_NONBLOCK);
+    do moved = ::splice(fd_.get(), nullptr, pipe_w_.get(), nullptr, batch_.size(), SPLICE_F_NONBLOCK);
     while (moved < 0 && errno == EINTR);
     if (moved <= 0) {
       // A file the kernel does not splice: read(2) from now on. (Other
@@ -230,7 +236,7 @@ class ReadRing final : public CpuRing {
     // read out whole, or the ring's records would be lost.
     std::size_t got = 0;
     while (got < static_cast<std::size_t>(moved)) {
-      const ssize_t r = ::read(pipe_r_->get(), batch_.data() + got, static_cast<std::size_t>(moved) - got);
+      const ssize_t r = ::read(pipe_r_.get(), batch_.data() + got, static_cast<std::size_t>(moved) - got);
       if (r > 0) {
         got += static_cast<std::size_t>(r);
         continue;
@@ -264,7 +270,7 @@ class ReadRing final : public CpuRing {
   // Sub-buffers splice(2) took, walked one by one ([batch_next_, batch_bytes_) still to go),
   // their lost marks, and the kernel's overrun counter when they were taken
   // (read only when one of them has a mark without a count).
-  std::unique_ptr<FdHolder> pipe_r_, pipe_w_;
+  FdHolder pipe_r_{-1}, pipe_w_{-1};
   std::vector<std::uint8_t> batch_;
   std::size_t batch_next_ = 0, batch_bytes_ = 0;
   std::vector<std::int64_t> batch_marks_;
