@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include <fmt/format.h>
 

@@ -10,7 +10,6 @@
 // start; what it reads of the kernel is the raw events' list and formats.
 #pragma once
 
-#include <cerrno>
 #include <set>
 #include <string>
 #include <utility>

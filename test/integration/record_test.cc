@@ -663,9 +663,13 @@ TEST_F(RecordTest, TwoOverlappingRecordersBothRecordTheirWholeTime) {
       rec = std::make_unique<Recorder>(std::vector<std::string>{"-m", m.path(), "-e", "sched_switch", "-o", out});
       return wait_until([&] { return rec->Started(); }, 10s);
     };
-    if (long_first) ASSERT_TRUE(start(long_rec, long_out)) << long_rec->Stderr();
+    if (long_first) {
+      ASSERT_TRUE(start(long_rec, long_out)) << long_rec->Stderr();
+    }
     ASSERT_TRUE(start(short_rec, short_out)) << short_rec->Stderr();
-    if (!long_first) ASSERT_TRUE(start(long_rec, long_out)) << long_rec->Stderr();
+    if (!long_first) {
+      ASSERT_TRUE(start(long_rec, long_out)) << long_rec->Stderr();
+    }
     PingPongResult during = ping_pong(100, cpu, "efs-both");
     int st = short_rec->Stop(SIGINT);
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "; " << short_rec->Stderr();

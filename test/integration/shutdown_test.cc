@@ -88,7 +88,9 @@ TEST_P(ShutdownReaders, SigtermGivesEveryReaderEndOfFile) {
   const bool records_flowing = GetParam();
   MountedEventfs m;
   ASSERT_TRUE(m.Start());
-  if (records_flowing) ASSERT_TRUE(stream::Writes(m / "sched_switch/enable", "1"));
+  if (records_flowing) {
+    ASSERT_TRUE(stream::Writes(m / "sched_switch/enable", "1"));
+  }
   auto paths = stream_paths(m);
   std::vector<std::unique_ptr<StreamReader>> readers;
   for (const auto& p : paths) {
