@@ -13,7 +13,7 @@ DrainPolicy::Wait DrainPolicy::wait(Clock::time_point now, bool staged) const {
   const bool resting = now < rest_until_;
   w.ring = !resting;
   w.readiness = idle_ && has_ring_;  // (a CPU with no ring has no record to be told of)
-  auto wake_at = last_sweep_ + interval_;
+  auto wake_at = last_sweep_ + sweep_interval();
   if (resting) wake_at = std::min(wake_at, rest_until_);
   if (staged) wake_at = std::min(wake_at, now + std::chrono::milliseconds(kStagedRetryMs));
   if (idle_)
@@ -27,14 +27,14 @@ DrainPolicy::Wait DrainPolicy::wait(Clock::time_point now, bool staged) const {
 bool DrainPolicy::woke(Clock::time_point now, const Polled& polled) {
   now_ = now;
   written_ = polled.written;  // (POLLERR too: swept, then not waited on again)
-  sweep_ = written_ || now >= last_sweep_ + interval_;
+  sweep_ = written_ || now >= last_sweep_ + sweep_interval();
   if (sweep_) last_sweep_ = now;
   ready_ = polled.ring_ready;
   if (ready_) last_ready_ = now;
   if (idle_ && polled.timed_out) useless_ = 0;  // (no record anywhere for a second)
   idle_ = false;
   before_ = added_;
-  drained_ = behind_ || ready_ || written_ || (sweep_ && now - last_ready_ >= 2 * interval_);
+  drained_ = behind_ || ready_ || written_ || (sweep_ && now - last_ready_ >= 2 * sweep_interval());
   return drained_;
 }
 

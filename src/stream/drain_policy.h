@@ -29,6 +29,12 @@
 //    come too late). A sweep reads nothing while the ring's readiness came
 //    within two intervals: it would find only the writer's part-filled
 //    sub-buffer, copied event by event.
+//  * While no reader waits for news (no blocked read or poll of the CPU's
+//    stream or of trace_pipe: set_watched()), sweeps are kUnwatchedPollMs
+//    apart at the least: a reader that reads on its own time, as
+//    eventfs-record does, needs no record sooner, and every sweep is a
+//    wakeup on the CPU being traced. A ring filling faster is drained at
+//    the kernel's buffer_percent wakeup, as before.
 //  * Once enough sweeps in a row found nothing (two, and the ring has
 //    nothing delivered late: CpuRing::settled), there are no more sweeps:
 //    the drainer waits for the kernel to say a record was written on any CPU
@@ -51,6 +57,7 @@
 //    ring sooner.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 
@@ -60,6 +67,7 @@ class DrainPolicy {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr int kPollMs = 5;          // every ring is looked at this often,
+  static constexpr int kUnwatchedPollMs = 20;  // or this, while no reader waits,
   static constexpr int kIdlePollMs = 10;     // or up to this when nothing comes,
   static constexpr int kIdleWaitMs = 1000;   // or this, waiting for the readiness
   static constexpr int kRestMs = 1;          // a caught-up ring is left alone this long
@@ -93,6 +101,9 @@ class DrainPolicy {
   // descriptor to wait on once idle.
   DrainPolicy(Clock::time_point now, bool has_readiness);
 
+  // Whether a reader of the ring's records waits for news now (a blocked
+  // read or a poll): the drainer says so at each turn, before wait().
+  void set_watched(bool watched) { watched_ = watched; }
   // Before poll(): `staged` while records wait in the staging queue.
   Wait wait(Clock::time_point now, bool staged) const;
   // After poll() (not woken by the hub): whether to drain the ring now.
@@ -108,6 +119,11 @@ class DrainPolicy {
   // For tests.
   bool idle() const { return idle_; }
   std::chrono::milliseconds interval() const { return interval_; }
+  // The time between sweeps now: interval(), or at least
+  // kUnwatchedPollMs while no reader waits.
+  std::chrono::milliseconds sweep_interval() const {
+    return watched_ ? interval_ : std::max(interval_, std::chrono::milliseconds(kUnwatchedPollMs));
+  }
   int quiet() const { return quiet_; }
   int useless() const { return useless_; }
   // Empty sweeps in a row after which the drainer waits for the readiness.
@@ -118,6 +134,7 @@ class DrainPolicy {
   bool behind_ = true;  // the last drain took a full batch (or none yet)
   bool idle_ = false;   // waiting for the readiness (or kIdleWaitMs), not for a sweep
   bool has_ring_ = true;  // the last drain's CpuRing::has_ring()
+  bool watched_ = true;   // set_watched()
   int quiet_ = 0;       // timed sweeps in a row that found nothing
   int useless_ = 0;     // turns in a row the readiness woke that found nothing here
   Clock::time_point rest_until_{}, last_ready_{}, last_sweep_;

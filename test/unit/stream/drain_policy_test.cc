@@ -127,6 +127,29 @@ TEST(DrainPolicy, EmptySweepsDoubleTheIntervalUpToIdlePoll) {
   EXPECT_FALSE(d.policy.idle());
 }
 
+// While no reader waits for news, records coming are swept a quarter as
+// often; the kernel's readiness still drains at once. A reader that comes
+// to wait brings the sweeps back to kPollMs.
+TEST(DrainPolicy, SweepsAreFewerWhileNoReaderWaits) {
+  Drainer d(false);
+  d.policy.set_watched(false);
+  d.turn(Drainer::records(10), {}, 0ms);
+  // (The rest after the catch-up, then the sweep.)
+  Turn rest = d.turn(Drainer::records(10));
+  EXPECT_FALSE(rest.drained) << "the rest's end is no sweep";
+  Turn t = d.turn(Drainer::records(10));
+  EXPECT_EQ(t.wait.timeout_ms, DrainPolicy::kUnwatchedPollMs - DrainPolicy::kRestMs);
+  EXPECT_TRUE(t.drained);
+  EXPECT_EQ(d.policy.sweep_interval(), std::chrono::milliseconds(DrainPolicy::kUnwatchedPollMs));
+  d.turn(Drainer::records(10));  // (the rest)
+  Turn ready = d.turn(Drainer::records(10), {.ring_ready = true}, 2ms);
+  EXPECT_TRUE(ready.drained) << "the ring's readiness is not held back";
+  d.policy.set_watched(true);
+  EXPECT_EQ(d.policy.sweep_interval(), std::chrono::milliseconds(DrainPolicy::kPollMs));
+  d.turn(Drainer::records(10));  // (the rest)
+  EXPECT_LE(d.policy.wait(d.now, false).timeout_ms, DrainPolicy::kPollMs);
+}
+
 TEST(DrainPolicy, RecordsResetTheIntervalToPoll) {
   Drainer d(false);
   d.turn(Drainer::empty(), {}, 0ms);
