@@ -38,7 +38,8 @@ struct HubCpu {
   // wait for news, or are about to look whether they must
   // (StreamChannel::waiting()): while there are none, the CPU's readers are
   // not told (a reader that sleeps and reads on its own, as eventfs-record
-  // does, would cost a notifier's wakeup at every drain).
+  // does, would cost a notifier's wakeup at every drain), and the drainer
+  // sweeps its ring less often (DrainPolicy::set_watched()).
   std::atomic<int> readers_waiting{0};
   int wake_fd = -1;     // eventfd: wakes the CPU's drainer out of poll()
   std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there

@@ -345,21 +345,32 @@ TEST_F(VariablesTest, ASaveLeavesOutRecordsNamingTheDaemonsThreadsInAnyTaskField
   EXPECT_TRUE(std::binary_search(own.begin(), own.end(), static_cast<int>(::gettid()))) << "this thread is one";
 }
 
-TEST_F(VariablesTest, ConditionsNamingVariablesAreBoundedInNumber) {
-  ASSERT_EQ(ctl.write_variables("v=1"), 0);
-  // A filter and a traceon trigger naming v on each raw event, until the limit.
-  std::vector<std::pair<std::string, std::string>> uses;  // (event, file)
+// Where a condition can go: a filter and a traceon trigger on each raw
+// event, as (system/event, file).
+using UsePlace = std::pair<std::string, std::string>;
+std::vector<UsePlace> use_places(const ResolvedFixture& fx) {
+  std::vector<UsePlace> places;
   for (const auto& sys : fx.tracefs->systems())
     for (const auto& ev : fx.tracefs->events(sys)) {
-      uses.emplace_back(sys + "/" + ev, "filter");
-      uses.emplace_back(sys + "/" + ev, "trigger");
+      places.emplace_back(sys + "/" + ev, "filter");
+      places.emplace_back(sys + "/" + ev, "trigger");
     }
+  return places;
+}
+
+// Writes `condition` at `u`: as the filter, or as a traceon trigger's.
+int write_condition(Controller& ctl, const UsePlace& u, const std::string& condition) {
+  const std::string sys = u.first.substr(0, u.first.find('/')), ev = u.first.substr(u.first.find('/') + 1);
+  return u.second == "filter" ? ctl.write_filter(EventName{sys, ev}, condition)
+                              : ctl.write_trigger(EventName{sys, ev}, "traceon if " + condition);
+}
+
+TEST_F(VariablesTest, ConditionsNamingVariablesAreBoundedInNumber) {
+  ASSERT_EQ(ctl.write_variables("v=1"), 0);
+  // Conditions naming v, until the limit.
+  const std::vector<UsePlace> uses = use_places(fx);
   ASSERT_GT(uses.size(), kMaxVariableUses);
-  auto write = [&](const std::pair<std::string, std::string>& u, const std::string& condition) {
-    const std::string sys = u.first.substr(0, u.first.find('/')), ev = u.first.substr(u.first.find('/') + 1);
-    return u.second == "filter" ? ctl.write_filter(EventName{sys, ev}, condition)
-                                : ctl.write_trigger(EventName{sys, ev}, "traceon if " + condition);
-  };
+  auto write = [&](const UsePlace& u, const std::string& condition) { return write_condition(ctl, u, condition); };
   for (std::size_t i = 0; i < kMaxVariableUses; ++i)
     ASSERT_EQ(write(uses[i], "common_pid == v"), 0) << uses[i].first << " " << ctl.error_log().text();
   EXPECT_EQ(write(uses[kMaxVariableUses], "common_pid == v"), ENOSPC);
@@ -374,18 +385,9 @@ TEST_F(VariablesTest, ConditionsNamingVariablesAreBoundedInNumber) {
 // limit: the second waits for the first to be recorded, and is refused.
 TEST_F(VariablesTest, TwoWritesCannotBothTakeTheLastPlace) {
   ASSERT_EQ(ctl.write_variables("v=1"), 0);
-  std::vector<std::pair<std::string, std::string>> uses;  // (event, file)
-  for (const auto& sys : fx.tracefs->systems())
-    for (const auto& ev : fx.tracefs->events(sys)) {
-      uses.emplace_back(sys + "/" + ev, "filter");
-      uses.emplace_back(sys + "/" + ev, "trigger");
-    }
+  const std::vector<UsePlace> uses = use_places(fx);
   ASSERT_GT(uses.size(), kMaxVariableUses);
-  auto write = [&](const std::pair<std::string, std::string>& u) {
-    const std::string sys = u.first.substr(0, u.first.find('/')), ev = u.first.substr(u.first.find('/') + 1);
-    return u.second == "filter" ? ctl.write_filter(EventName{sys, ev}, "common_pid == v")
-                                : ctl.write_trigger(EventName{sys, ev}, "traceon if common_pid == v");
-  };
+  auto write = [&](const UsePlace& u) { return write_condition(ctl, u, "common_pid == v"); };
   for (std::size_t i = 0; i + 1 < kMaxVariableUses; ++i) ASSERT_EQ(write(uses[i]), 0) << ctl.error_log().text();
   const auto& last = uses[kMaxVariableUses - 1];
   const auto& over = uses[kMaxVariableUses];
