@@ -98,6 +98,7 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
         a.err = EINTR;
       } else {
         waiters_.push_back({&o, count, std::move(c)});
+        channel_->reader_parked();
         return;
       }
     }
@@ -173,6 +174,7 @@ unsigned StreamFile::poll(Open& o, std::unique_ptr<PollNotifier> n) {
       events = POLLERR;
     else if (n) {
       pollers_.push_back(std::move(n));
+      channel_->reader_parked();
       return 0;
     }
   }

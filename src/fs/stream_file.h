@@ -51,6 +51,8 @@ class StreamChannel {
   // whether they must (+1, before they look), went up or down by `delta`:
   // while none is, the source may leave data_ready() uncalled.
   virtual void waiting(int delta) { (void)delta; }
+  // A read or poll was left waiting for data_ready() (after waiting(+1)).
+  virtual void reader_parked() {}
 };
 
 class StreamFile final : public FileBehaviour,

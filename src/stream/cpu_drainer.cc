@@ -82,7 +82,8 @@ void CpuDrainer::session(CpuRing& ring, int readiness_fd, const std::atomic<bool
   DrainPolicy policy(Clock::now(), readiness_fd >= 0);
   while (live.load()) {
     auto now = Clock::now();
-    policy.set_watched(q_.readers_waiting.load(std::memory_order_relaxed) > 0);
+    const bool parked = q_.reader_parked.exchange(false, std::memory_order_relaxed);
+    policy.set_watched(parked || q_.readers_waiting.load(std::memory_order_relaxed) > 0);
     const DrainPolicy::Wait w = policy.wait(now, !q_.staging.empty());
     pollfd fds[3] = {{q_.wake_fd, POLLIN, 0}, {w.ring ? ring_fd_ : -1, POLLIN, 0}, {w.readiness ? readiness_fd : -1, POLLIN, 0}};
     const int polled = ::poll(fds, 3, w.timeout_ms);

@@ -37,6 +37,9 @@ class TextChannel final : public StreamChannel {
   void waiting(int delta) override {
     for (auto& c : cpus_) c->readers_waiting.fetch_add(delta);
   }
+  void reader_parked() override {
+    for (auto& c : cpus_) c->reader_parked.store(true, std::memory_order_relaxed);
+  }
 
  private:
   HubCpus& cpus_;
@@ -56,6 +59,7 @@ class CpuChannel final : public StreamChannel {
   void reader_opened() override { session_.reader_count(+1); }
   void reader_closed() override { session_.reader_count(-1); }
   void waiting(int delta) override { queues().readers_waiting.fetch_add(delta); }
+  void reader_parked() override { queues().reader_parked.store(true, std::memory_order_relaxed); }
 
  private:
   HubCpu& queues() { return *cpus_.at(static_cast<std::size_t>(cpu_)); }

@@ -41,6 +41,11 @@ struct HubCpu {
   // does, would cost a notifier's wakeup at every drain), and the drainer
   // sweeps its ring less often (DrainPolicy::set_watched()).
   std::atomic<int> readers_waiting{0};
+  // A read or poll of those streams was left waiting since the drainer last
+  // looked (it clears it): a reader that waits again and again, answered at
+  // each drain, is seen as waiting although it is not at the moment the
+  // drainer looks, just after its answer.
+  std::atomic<bool> reader_parked{false};
   int wake_fd = -1;     // eventfd: wakes the CPU's drainer out of poll()
   std::atomic<bool> repin{false};  // the notifier moves to the CPU at its next wakeups, until it is there
   RingStats closed;  // counts of the rings closed so far

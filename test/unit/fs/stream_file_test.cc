@@ -45,6 +45,7 @@ class FakeChannel final : public StreamChannel {
   void reader_opened() override { ++readers; }
   void reader_closed() override { --readers; }
   void waiting(int delta) override { waiting_now += delta; }
+  void reader_parked() override { ++parked; }
   void push(std::string u) {
     std::lock_guard lock(mu);
     units.push_back(std::move(u));
@@ -54,6 +55,7 @@ class FakeChannel final : public StreamChannel {
   int readers = 0;
   int waiting_now = 0;      // the sum of waiting()'s deltas
   int waiting_at_look = -1;  // waiting_now when readable() last looked
+  int parked = 0;            // reader_parked() calls
 };
 
 struct Answer {
@@ -343,11 +345,13 @@ TEST_F(StreamFileTest, TheSourceKnowsWhetherAReaderWaits) {
   f->read_async(0, 100, true, std::make_unique<FakeCompletion>(e));
   EXPECT_EQ(e.err, EAGAIN);
   EXPECT_EQ(channel->waiting_now, 0);
+  EXPECT_EQ(channel->parked, 0) << "no read was left waiting";
 
   Answer b, c;
   f->read_async(0, 100, false, std::make_unique<FakeCompletion>(b));
   f->read_async(0, 100, false, std::make_unique<FakeCompletion>(c));
   EXPECT_EQ(channel->waiting_now, 2) << "two reads parked";
+  EXPECT_EQ(channel->parked, 2);
   f->interrupt_sink()->interrupt(&b);
   EXPECT_EQ(channel->waiting_now, 1);
   channel->push("c\n");
@@ -359,6 +363,7 @@ TEST_F(StreamFileTest, TheSourceKnowsWhetherAReaderWaits) {
   EXPECT_EQ(f->poll(std::make_unique<FakeNotifier>(woken)), 0u);
   EXPECT_EQ(channel->waiting_at_look, 1);
   EXPECT_EQ(channel->waiting_now, 1) << "a poll waiting to be woken";
+  EXPECT_EQ(channel->parked, 3);
   EXPECT_EQ(f->poll(nullptr), 0u);
   EXPECT_EQ(channel->waiting_now, 1) << "a poll that asks to be woken by nobody does not wait";
   file->data_ready();
@@ -367,6 +372,7 @@ TEST_F(StreamFileTest, TheSourceKnowsWhetherAReaderWaits) {
   channel->push("d\n");
   EXPECT_EQ(f->poll(std::make_unique<FakeNotifier>(woken)), static_cast<unsigned>(POLLIN));
   EXPECT_EQ(channel->waiting_now, 0) << "data there: the poll does not wait";
+  EXPECT_EQ(channel->parked, 3);
   Answer d;
   f->read_async(0, 100, false, std::make_unique<FakeCompletion>(d));
 
