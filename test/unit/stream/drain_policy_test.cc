@@ -141,7 +141,8 @@ TEST(DrainPolicy, SweepsAreFewerWhileNoReaderWaits) {
   EXPECT_EQ(t.wait.timeout_ms, DrainPolicy::kUnwatchedPollMs - DrainPolicy::kRestMs);
   EXPECT_TRUE(t.drained);
   EXPECT_EQ(d.policy.sweep_interval(), std::chrono::milliseconds(DrainPolicy::kUnwatchedPollMs));
-  d.turn(Drainer::records(10));  // (the rest)
+  Turn early = d.turn(Drainer::records(10), {}, 10ms);
+  EXPECT_FALSE(early.drained) << "a wakeup 10 ms after the sweep is no sweep while no reader waits";
   Turn ready = d.turn(Drainer::records(10), {.ring_ready = true}, 2ms);
   EXPECT_TRUE(ready.drained) << "the ring's readiness is not held back";
   d.policy.set_watched(true);
