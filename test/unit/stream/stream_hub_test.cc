@@ -1,7 +1,8 @@
 // The record path's hub when the kernel's rings cannot be read: stream
 // readers are told (EIO, a POLLERR poll) instead of waiting forever, and the
 // reason is reported once; and when they have nothing to give: their
-// readers wait for the instance's readiness. Runs over a directory with no
+// readers wait for the instance's readiness; and how often a drainer sweeps
+// its ring, by whether a reader waits. Runs over a directory with no
 // per_cpu/ in it, or over fake rings.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -295,6 +296,74 @@ TEST(StreamHub, IdleRingReadersWaitForTheInstancesReadinessInsteadOfSweeping) {
   EXPECT_EQ(errno, EPIPE);
   hub.stop();
   close(kernel_side);
+}
+
+// Whether some window of half a second within `limit` sees more drains
+// than sweeps kUnwatchedPollMs apart could make (so: the drainer sweeps at
+// its own pace, a reader waiting). A loaded machine slows sweeps, never
+// speeds them: the limit scales, the count does not.
+constexpr int kHalfSecond = 500;
+constexpr int kUnwatchedMost = kHalfSecond / DrainPolicy::kUnwatchedPollMs + 2;
+bool sweeps_watched_within(const std::atomic<int>& drains, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + eventfs_it::scaled(limit);
+  do {
+    if (drains_in(drains, std::chrono::milliseconds(kHalfSecond)) > kUnwatchedMost) return true;
+  } while (std::chrono::steady_clock::now() < end);
+  return false;
+}
+
+// While no read or poll waits, a drainer sweeps its ring at most every
+// kUnwatchedPollMs (eventfs-record reads on its own time); a blocked read of
+// its CPU's stream, or of trace_pipe (news from any CPU), brings it back to
+// its own pace, and once that read has gone it slows again. Rings here are
+// never settled and empty: they are swept every kIdlePollMs while watched.
+TEST(StreamHub, DrainersSweepAtTheirOwnPaceOnlyWhileAReaderWaits) {
+  static_assert(DrainPolicy::kIdlePollMs * 3 / 2 < DrainPolicy::kUnwatchedPollMs,
+                "the test tells the two paces apart");
+  ResolvedFixture fx("linux-6.18");
+  StreamHub hub(RingFiles("/nonexistent"), 2, fx.resolution, ReaderMode::Read);
+  std::atomic<int> drains[2] = {0, 0};
+  const std::atomic<bool> settled{false};
+  hub.set_ring_opener([&](int cpu) -> Result<std::unique_ptr<CpuRing>> {
+    return std::unique_ptr<CpuRing>(std::make_unique<FakeRing>(cpu, false, drains[cpu], "", &settled));
+  });
+  hub.start();
+  auto cpu0 = std::make_shared<StreamFile>(hub.cpu_channel(0));
+  auto text = std::make_shared<StreamFile>(hub.text_channel());
+  std::unique_ptr<OpenFile> keep, blocked;
+  ASSERT_EQ(cpu0->open(O_RDONLY | O_NONBLOCK, keep), 0);  // (the session, with no reader waiting)
+  ASSERT_TRUE(drains_reach(drains[0], 2, 5s));
+  for (auto& d : drains) EXPECT_LE(drains_in(d, std::chrono::milliseconds(kHalfSecond)), kUnwatchedMost)
+      << "a drainer swept at its own pace with no reader waiting";
+
+  // A blocked read of CPU 0's stream: CPU 0's drainer alone is watched.
+  std::atomic<int> err{-1};
+  std::atomic<bool> answered{false};
+  ASSERT_EQ(cpu0->open(O_RDONLY, blocked), 0);
+  blocked->read_async(0, 4096, false, std::make_unique<Completion>(err, answered));
+  EXPECT_FALSE(answered);
+  EXPECT_TRUE(sweeps_watched_within(drains[0], 5s)) << "a waiting reader did not bring the sweeps back";
+  EXPECT_LE(drains_in(drains[1], std::chrono::milliseconds(kHalfSecond)), kUnwatchedMost)
+      << "CPU 1's drainer was watched by a reader of CPU 0";
+  blocked.reset();  // (the read ends with its open)
+  ASSERT_TRUE(wait_for(answered, 3s));
+  std::this_thread::sleep_for(100ms);  // (one look of the drainer, after which nothing waits)
+  EXPECT_LE(drains_in(drains[0], std::chrono::milliseconds(kHalfSecond)), kUnwatchedMost)
+      << "the drainer stayed watched after its reader left";
+
+  // A blocked read of trace_pipe waits for news from every CPU.
+  answered = false;
+  ASSERT_EQ(text->open(O_RDONLY, blocked), 0);
+  blocked->read_async(0, 4096, false, std::make_unique<Completion>(err, answered));
+  EXPECT_FALSE(answered);
+  for (auto& d : drains) EXPECT_TRUE(sweeps_watched_within(d, 5s)) << "a trace_pipe reader left a drainer unwatched";
+  blocked.reset();
+  ASSERT_TRUE(wait_for(answered, 3s));
+  std::this_thread::sleep_for(100ms);
+  for (auto& d : drains) EXPECT_LE(drains_in(d, std::chrono::milliseconds(kHalfSecond)), kUnwatchedMost)
+      << "a drainer stayed watched after the trace_pipe reader left";
+  keep.reset();
+  hub.stop();
 }
 
 }  // namespace
