@@ -3,6 +3,8 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
 #include <vector>
 
 namespace eventfs {
@@ -114,7 +116,7 @@ void StreamFile::data_ready() {
   };
   std::vector<Ready> ready;
   thread_local std::deque<std::string> data;  // reused, as in read(); a deque keeps them in place
-  std::vector<std::unique_ptr<PollNotifier>> pollers;
+  std::vector<Poller> pollers;
   {
     std::lock_guard lock(mu_);
     while (!waiters_.empty()) {
@@ -130,12 +132,12 @@ void StreamFile::data_ready() {
   }
   channel_->waiting(-static_cast<int>(ready.size() + pollers.size()));
   for (auto& r : ready) send(*r.completion, r.answer);
-  for (auto& p : pollers) p->notify();
+  for (auto& p : pollers) p.notifier->notify();
 }
 
 void StreamFile::end() {
   std::deque<Waiter> waiters;
-  std::vector<std::unique_ptr<PollNotifier>> pollers;
+  std::vector<Poller> pollers;
   {
     std::lock_guard lock(mu_);
     ended_ = true;
@@ -144,7 +146,7 @@ void StreamFile::end() {
   }
   channel_->waiting(-static_cast<int>(waiters.size() + pollers.size()));
   for (auto& w : waiters) w.completion->done(0, {});
-  for (auto& p : pollers) p->notify();
+  for (auto& p : pollers) p.notifier->notify();
 }
 
 void StreamFile::interrupt(const void* key) {
@@ -164,6 +166,7 @@ void StreamFile::interrupt(const void* key) {
 unsigned StreamFile::poll(Open& o, std::unique_ptr<PollNotifier> n) {
   channel_->waiting(+1);  // (as in read())
   unsigned events = 0;
+  std::unique_ptr<PollNotifier> replaced;  // (destroyed with no lock held)
   {
     std::lock_guard lock(mu_);
     if (ended_)
@@ -173,9 +176,13 @@ unsigned StreamFile::poll(Open& o, std::unique_ptr<PollNotifier> n) {
     else if (channel_->error())
       events = POLLERR;
     else if (n) {
-      pollers_.push_back(std::move(n));
       channel_->reader_parked();
-      return 0;
+      auto it = std::find_if(pollers_.begin(), pollers_.end(), [&o](const Poller& p) { return p.open == &o; });
+      if (it == pollers_.end()) {
+        pollers_.push_back({&o, std::move(n)});
+        return 0;
+      }
+      replaced = std::exchange(it->notifier, std::move(n));  // (this open is counted once)
     }
   }
   channel_->waiting(-1);
@@ -184,8 +191,10 @@ unsigned StreamFile::poll(Open& o, std::unique_ptr<PollNotifier> n) {
 
 void StreamFile::closed(Open& o) {
   // The kernel does not release a file while one of its reads waits, but be
-  // safe: answer anything of this open that still waits.
+  // safe: answer anything of this open that still waits. A poll of it may
+  // wait (a poll is no request the kernel keeps): it is dropped unwoken.
   std::vector<std::unique_ptr<ReadCompletion>> orphans;
+  std::vector<Poller> polls;
   {
     std::lock_guard lock(mu_);
     for (auto it = waiters_.begin(); it != waiters_.end();) {
@@ -196,8 +205,11 @@ void StreamFile::closed(Open& o) {
         ++it;
       }
     }
+    auto gone = std::stable_partition(pollers_.begin(), pollers_.end(), [&o](const Poller& p) { return p.open != &o; });
+    std::move(gone, pollers_.end(), std::back_inserter(polls));
+    pollers_.erase(gone, pollers_.end());
   }
-  channel_->waiting(-static_cast<int>(orphans.size()));
+  channel_->waiting(-static_cast<int>(orphans.size() + polls.size()));
   for (auto& c : orphans) c->done(EINTR, {});
 }
 

@@ -82,6 +82,13 @@ class StreamFile final : public FileBehaviour,
     std::size_t count;
     std::unique_ptr<ReadCompletion> completion;
   };
+  // A poll waiting to be woken: one an open at most (the kernel polls one
+  // file handle again with a new notifier, and wakes every poller of the
+  // file with any of them).
+  struct Poller {
+    Open* open;
+    std::unique_ptr<PollNotifier> notifier;
+  };
   // What a read is answered with, decided under mu_ and sent after it.
   struct Answer {
     int err = 0;
@@ -100,7 +107,7 @@ class StreamFile final : public FileBehaviour,
   std::shared_ptr<StreamChannel> channel_;
   std::mutex mu_;
   std::deque<Waiter> waiters_;
-  std::vector<std::unique_ptr<PollNotifier>> pollers_;
+  std::vector<Poller> pollers_;
   bool ended_ = false;
 };
 

@@ -394,5 +394,32 @@ TEST_F(StreamFileTest, TheSourceKnowsWhetherAReaderWaits) {
   EXPECT_EQ(channel->waiting_now, 0);
 }
 
+// An open polled again while its poll waits is counted once (the kernel
+// asks again with a new notifier; the newest is kept and woken), and a poll
+// still waiting when its open goes is no longer counted, nor woken later.
+TEST_F(StreamFileTest, AnOpensWaitingPollIsCountedOnceAndUntilItCloses) {
+  auto f = open(), g = open();
+  int first = 0, second = 0, other = 0;
+  EXPECT_EQ(f->poll(std::make_unique<FakeNotifier>(first)), 0u);
+  EXPECT_EQ(f->poll(std::make_unique<FakeNotifier>(second)), 0u);
+  EXPECT_EQ(channel->waiting_now, 1) << "one open polled twice";
+  EXPECT_EQ(g->poll(std::make_unique<FakeNotifier>(other)), 0u);
+  EXPECT_EQ(channel->waiting_now, 2);
+  file->data_ready();
+  EXPECT_EQ(first + second, 1) << "the open was woken once";
+  EXPECT_EQ(second, 1) << "with its newest notifier";
+  EXPECT_EQ(other, 1);
+  EXPECT_EQ(channel->waiting_now, 0);
+
+  EXPECT_EQ(f->poll(std::make_unique<FakeNotifier>(first)), 0u);
+  EXPECT_EQ(g->poll(std::make_unique<FakeNotifier>(other)), 0u);
+  f.reset();
+  EXPECT_EQ(channel->waiting_now, 1) << "the closed open's poll is still counted";
+  file->data_ready();
+  EXPECT_EQ(first, 0) << "the closed open's poll was woken";
+  EXPECT_EQ(other, 2);
+  EXPECT_EQ(channel->waiting_now, 0);
+}
+
 }  // namespace
 }  // namespace eventfs
