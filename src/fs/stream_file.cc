@@ -1,22 +1,36 @@
 #include "fs/stream_file.h"
 
+#include <malloc.h>
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <iterator>
+#include <thread>
 #include <utility>
 #include <vector>
 
 namespace eventfs {
 
 // One open: what it has taken but not yet been able to return (a unit
-// larger than the read that took it).
+// larger than the read that took it), and the buffer its copied answers are
+// made in.
 class StreamFile::Open final : public OpenFile {
  public:
   explicit Open(std::shared_ptr<StreamFile> f) : file_(std::move(f)) { file_->channel_->reader_opened(); }
   ~Open() override {
     file_->closed(*this);
     file_->channel_->reader_closed();
+    // (An answer still being sent from `buffer`: the kernel does not
+    // release a file while one of its reads is unanswered, but be safe.)
+    while (lent.load(std::memory_order_acquire)) std::this_thread::yield();
+    // A large buffer freed stays in the arena of the thread that grew it
+    // (glibc trims an arena only past twice its largest mmap()ed chunk):
+    // give its pages back to the system now.
+    if (buffer.capacity() >= kTrimAfterBytes) {
+      std::string().swap(buffer);
+      (void)::malloc_trim(0);
+    }
   }
   int read(std::uint64_t, std::size_t, std::string&) override { return EIO; }  // streams are async only
   bool is_stream() const override { return true; }
@@ -27,6 +41,16 @@ class StreamFile::Open final : public OpenFile {
   unsigned poll(std::unique_ptr<PollNotifier> n) override { return file_->poll(*this, std::move(n)); }
 
   std::string pending;
+  // Reused by each read of this open that is answered with a copy: a read
+  // allocates nothing (allocating and freeing a large buffer per read lets
+  // glibc give the pages back and fault them in again, with TLB shootdowns,
+  // on every read), and the memory goes with the open (a buffer kept by
+  // each thread that answered a read stayed, up to a read's size each,
+  // after every reader had gone). `lent` while an answer is made or sent
+  // from it; a second read of the open meanwhile uses a buffer of its own.
+  std::string buffer;
+  std::atomic<bool> lent{false};
+  static constexpr std::size_t kTrimAfterBytes = 128u << 10;
 
  private:
   std::shared_ptr<StreamFile> file_;
@@ -74,13 +98,23 @@ void StreamFile::send(ReadCompletion& c, const Answer& a) {
   c.done_parts(a.lease.parts, a.lease.n);
 }
 
+std::string* StreamFile::borrow(Open& o, std::string& spare) {
+  return o.lent.exchange(true, std::memory_order_acquire) ? &spare : &o.buffer;
+}
+
+void StreamFile::give_back(Open& o, const std::string* data) {
+  if (data == &o.buffer) o.lent.store(false, std::memory_order_release);
+}
+
 void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) {
-  // Reused by each thread: a read allocates nothing (allocating and freeing
-  // a large buffer per read lets glibc give the pages back and fault them
-  // in again, with TLB shootdowns, on every read).
-  thread_local std::string out;
+  std::string spare;
   Answer a;
-  a.data = &out;
+  a.data = borrow(o, spare);
+  struct GiveBack {
+    Open& o;
+    const std::string* data;
+    ~GiveBack() { give_back(o, data); }
+  } give_back_at_end{o, a.data};
   // Counted before it looks: records the source makes available after the
   // look are then told of (stream_file.h, waiting()).
   channel_->waiting(+1);
@@ -89,8 +123,8 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
     if (ended_) {
       // The mount is going away: end of file at once, records not yet read
       // are left; only the rest of a record this open has begun comes first.
-      out.assign(o.pending, 0, count);
-      o.pending.erase(0, out.size());
+      a.data->assign(o.pending, 0, count);
+      o.pending.erase(0, a.data->size());
     } else if (!take_locked(o, count, a)) {
       if (int e = channel_->error()) {
         a.err = e;
@@ -111,27 +145,37 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
 
 void StreamFile::data_ready() {
   struct Ready {
+    Open* open;
     std::unique_ptr<ReadCompletion> completion;
     Answer answer;
   };
   std::vector<Ready> ready;
-  thread_local std::deque<std::string> data;  // reused, as in read(); a deque keeps them in place
+  std::deque<std::string> spares;  // (a deque keeps them in place)
   std::vector<Poller> pollers;
   {
     std::lock_guard lock(mu_);
     while (!waiters_.empty()) {
       Waiter& w = waiters_.front();
-      if (data.size() <= ready.size()) data.emplace_back();
       Answer a;
-      a.data = &data[ready.size()];
-      if (!take_locked(*w.open, w.count, a) && (a.err = channel_->error()) == 0) break;
-      ready.push_back({std::move(w.completion), a});
+      // (The waiting read's open's buffer: the open stays while its read waits.)
+      spares.emplace_back();
+      a.data = borrow(*w.open, spares.back());
+      if (a.data != &spares.back()) spares.pop_back();
+      const bool answered = take_locked(*w.open, w.count, a) || (a.err = channel_->error()) != 0;
+      if (!answered) {
+        give_back(*w.open, a.data);
+        break;
+      }
+      ready.push_back({w.open, std::move(w.completion), a});
       waiters_.pop_front();
     }
     pollers.swap(pollers_);
   }
   channel_->waiting(-static_cast<int>(ready.size() + pollers.size()));
-  for (auto& r : ready) send(*r.completion, r.answer);
+  for (auto& r : ready) {
+    send(*r.completion, r.answer);
+    give_back(*r.open, r.answer.data);
+  }
   for (auto& p : pollers) p.notifier->notify();
 }
 

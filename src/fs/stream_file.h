@@ -94,11 +94,15 @@ class StreamFile final : public FileBehaviour,
     int err = 0;
     bool leased = false;           // the bytes are `lease`'s, else `data`
     StreamChannel::Lease lease;
-    std::string* data = nullptr;   // a reused per-thread buffer
+    std::string* data = nullptr;   // the open's buffer, or a spare (borrow())
   };
   // Takes for a read of `count` from `o`; false if there is nothing now.
   bool take_locked(Open& o, std::size_t count, Answer& a);
   void send(ReadCompletion& c, const Answer& a);
+  // The buffer an answer to a read of `o` is made in: the open's own, or
+  // `spare` while another answer of `o` uses it; give_back() after sending.
+  static std::string* borrow(Open& o, std::string& spare);
+  static void give_back(Open& o, const std::string* data);
   void read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c);
 
   unsigned poll(Open& o, std::unique_ptr<PollNotifier> n);

@@ -35,6 +35,7 @@ class FakeChannel final : public StreamChannel {
   bool take(std::size_t max, std::string& out) override {
     std::lock_guard lock(mu);
     waiting_at_look = waiting_now;
+    taken_into = &out;
     return take_units(units, max, out);
   }
   bool readable() override {
@@ -56,6 +57,7 @@ class FakeChannel final : public StreamChannel {
   int waiting_now = 0;      // the sum of waiting()'s deltas
   int waiting_at_look = -1;  // waiting_now when readable() last looked
   int parked = 0;            // reader_parked() calls
+  const std::string* taken_into = nullptr;  // the buffer take() last filled
 };
 
 struct Answer {
@@ -419,6 +421,69 @@ TEST_F(StreamFileTest, AnOpensWaitingPollIsCountedOnceAndUntilItCloses) {
   EXPECT_EQ(first, 0) << "the closed open's poll was woken";
   EXPECT_EQ(other, 2);
   EXPECT_EQ(channel->waiting_now, 0);
+}
+
+// A completion that, while its answer is being sent, has a second read of
+// the same open answered (as a second thread reading the same descriptor
+// would), and keeps what it was sent as it was at its start and end.
+struct SentTwice {
+  std::string at_start, at_end;
+  Answer inner;
+};
+class ReadingCompletion final : public ReadCompletion {
+ public:
+  ReadingCompletion(OpenFile& f, SentTwice& sent) : f_(f), sent_(sent) {}
+  void done(int, std::string_view data) override {
+    sent_.at_start = std::string(data);
+    f_.read_async(0, 100, false, std::make_unique<FakeCompletion>(sent_.inner));
+    sent_.at_end = std::string(data);
+  }
+  bool interrupted() const override { return false; }
+  const void* key() const override { return this; }
+
+ private:
+  OpenFile& f_;
+  SentTwice& sent_;
+};
+
+// Copied answers are made in a buffer of the open's (the memory goes with
+// the open, not with the threads that answered): every read of an open,
+// answered at once or once data came, uses the same one; another open its
+// own; and a read of the same open while an answer is still being sent
+// from it gets a buffer of its own, leaving that answer as it was.
+TEST_F(StreamFileTest, CopiedAnswersAreMadeInTheOpensOwnBuffer) {
+  auto f = open(), g = open();
+  channel->push("a\n");
+  Answer a1, a2, a3, b;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a1));
+  const std::string* f_buffer = channel->taken_into;
+  ASSERT_NE(f_buffer, nullptr);
+  channel->push("b\n");
+  g->read_async(0, 100, false, std::make_unique<FakeCompletion>(b));
+  EXPECT_NE(channel->taken_into, f_buffer) << "two opens share a buffer";
+  channel->push("c\n");
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a2));
+  EXPECT_EQ(channel->taken_into, f_buffer) << "a second read of the open";
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a3));
+  EXPECT_FALSE(a3.answered);
+  channel->push("d\n");
+  file->data_ready();
+  EXPECT_EQ(a3.data, "d\n");
+  EXPECT_EQ(channel->taken_into, f_buffer) << "a read answered once data came";
+
+  SentTwice sent;
+  channel->push("first\n");
+  channel->push("second\n");
+  f->read_async(0, 7, false, std::make_unique<ReadingCompletion>(*f, sent));  // (one unit a read)
+  EXPECT_EQ(sent.at_start, "first\n");
+  EXPECT_EQ(sent.inner.data, "second\n");
+  EXPECT_NE(channel->taken_into, f_buffer) << "the inner read used the buffer an answer was being sent from";
+  EXPECT_EQ(sent.at_end, "first\n") << "an answer changed while it was sent";
+  channel->push("e\n");
+  Answer a4;
+  f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a4));
+  EXPECT_EQ(a4.data, "e\n");
+  EXPECT_EQ(channel->taken_into, f_buffer) << "the open's buffer was not given back";
 }
 
 }  // namespace
