@@ -21,8 +21,9 @@ class StreamFile::Open final : public OpenFile {
   ~Open() override {
     file_->closed(*this);
     file_->channel_->reader_closed();
-    // (An answer still being sent from `buffer`: the kernel does not
-    // release a file while one of its reads is unanswered, but be safe.)
+    // An answer may still be on its way out of `buffer`: once it is handed
+    // to the kernel its reader can close the file, and the release come,
+    // before the answering thread has given the buffer back.
     while (lent.load(std::memory_order_acquire)) std::this_thread::yield();
     // A large buffer freed stays in the arena of the thread that grew it
     // (glibc trims an arena only past twice its largest mmap()ed chunk):
@@ -98,23 +99,27 @@ void StreamFile::send(ReadCompletion& c, const Answer& a) {
   c.done_parts(a.lease.parts, a.lease.n);
 }
 
-std::string* StreamFile::borrow(Open& o, std::string& spare) {
-  return o.lent.exchange(true, std::memory_order_acquire) ? &spare : &o.buffer;
+void StreamFile::borrow(Open& o, std::string& spare, Answer& a) {
+  if (o.lent.exchange(true, std::memory_order_acquire)) {
+    a.data = &spare;
+  } else {
+    a.data = &o.buffer;
+    a.lender = &o;
+  }
 }
 
-void StreamFile::give_back(Open& o, const std::string* data) {
-  if (data == &o.buffer) o.lent.store(false, std::memory_order_release);
+void StreamFile::give_back(Answer& a) {
+  if (Open* o = std::exchange(a.lender, nullptr)) o->lent.store(false, std::memory_order_release);
 }
 
 void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) {
   std::string spare;
   Answer a;
-  a.data = borrow(o, spare);
+  borrow(o, spare, a);
   struct GiveBack {
-    Open& o;
-    const std::string* data;
-    ~GiveBack() { give_back(o, data); }
-  } give_back_at_end{o, a.data};
+    Answer& a;
+    ~GiveBack() { give_back(a); }
+  } give_back_at_end{a};
   // Counted before it looks: records the source makes available after the
   // look are then told of (stream_file.h, waiting()).
   channel_->waiting(+1);
@@ -145,7 +150,6 @@ void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr
 
 void StreamFile::data_ready() {
   struct Ready {
-    Open* open;
     std::unique_ptr<ReadCompletion> completion;
     Answer answer;
   };
@@ -159,14 +163,14 @@ void StreamFile::data_ready() {
       Answer a;
       // (The waiting read's open's buffer: the open stays while its read waits.)
       spares.emplace_back();
-      a.data = borrow(*w.open, spares.back());
-      if (a.data != &spares.back()) spares.pop_back();
+      borrow(*w.open, spares.back(), a);
+      if (a.lender) spares.pop_back();
       const bool answered = take_locked(*w.open, w.count, a) || (a.err = channel_->error()) != 0;
       if (!answered) {
-        give_back(*w.open, a.data);
+        give_back(a);
         break;
       }
-      ready.push_back({w.open, std::move(w.completion), a});
+      ready.push_back({std::move(w.completion), a});
       waiters_.pop_front();
     }
     pollers.swap(pollers_);
@@ -174,7 +178,7 @@ void StreamFile::data_ready() {
   channel_->waiting(-static_cast<int>(ready.size() + pollers.size()));
   for (auto& r : ready) {
     send(*r.completion, r.answer);
-    give_back(*r.open, r.answer.data);
+    give_back(r.answer);
   }
   for (auto& p : pollers) p.notifier->notify();
 }

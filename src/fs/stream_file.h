@@ -95,14 +95,18 @@ class StreamFile final : public FileBehaviour,
     bool leased = false;           // the bytes are `lease`'s, else `data`
     StreamChannel::Lease lease;
     std::string* data = nullptr;   // the open's buffer, or a spare (borrow())
+    Open* lender = nullptr;        // the open whose buffer `data` is, until give_back()
   };
   // Takes for a read of `count` from `o`; false if there is nothing now.
   bool take_locked(Open& o, std::size_t count, Answer& a);
   void send(ReadCompletion& c, const Answer& a);
-  // The buffer an answer to a read of `o` is made in: the open's own, or
-  // `spare` while another answer of `o` uses it; give_back() after sending.
-  static std::string* borrow(Open& o, std::string& spare);
-  static void give_back(Open& o, const std::string* data);
+  // Sets `a.data` to the buffer an answer to a read of `o` is made in: the
+  // open's own, or `spare` while another answer of `o` uses it.
+  // give_back() once it is sent: the open may be gone then if the answer
+  // was made in a spare (its reader had its answer and closed), never if
+  // in its buffer (~Open waits for it).
+  static void borrow(Open& o, std::string& spare, Answer& a);
+  static void give_back(Answer& a);
   void read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c);
 
   unsigned poll(Open& o, std::unique_ptr<PollNotifier> n);

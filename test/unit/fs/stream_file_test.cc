@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fs/stream_file.h"
+#include "support/time_scale.h"
 
 namespace eventfs {
 namespace {
@@ -484,6 +485,42 @@ TEST_F(StreamFileTest, CopiedAnswersAreMadeInTheOpensOwnBuffer) {
   f->read_async(0, 100, false, std::make_unique<FakeCompletion>(a4));
   EXPECT_EQ(a4.data, "e\n");
   EXPECT_EQ(channel->taken_into, f_buffer) << "the open's buffer was not given back";
+}
+
+// A completion whose sending takes until the test lets it go, as a reply
+// on its way into the kernel while the reader, already answered, closes.
+class HeldCompletion final : public ReadCompletion {
+ public:
+  HeldCompletion(std::promise<void>& sending, std::shared_future<void> go) : sending_(sending), go_(std::move(go)) {}
+  void done(int, std::string_view) override {
+    sending_.set_value();
+    go_.wait();
+  }
+  bool interrupted() const override { return false; }
+  const void* key() const override { return this; }
+
+ private:
+  std::promise<void>& sending_;
+  std::shared_future<void> go_;
+};
+
+// An open released while an answer made in its buffer is still being sent
+// (answered once data came, from the source's thread) is not freed under
+// it: the release waits until the answer is out.
+TEST_F(StreamFileTest, AnOpenClosedWhileItsAnswerIsSentWaitsForIt) {
+  auto f = open();
+  std::promise<void> sending, go;
+  f->read_async(0, 100, false, std::make_unique<HeldCompletion>(sending, go.get_future().share()));
+  channel->push("a\n");
+  std::thread source([this] { file->data_ready(); });
+  sending.get_future().wait();
+  auto closed = std::async(std::launch::async, [&f] { f.reset(); });
+  EXPECT_EQ(closed.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+      << "the open was freed while its answer was sent from its buffer";
+  go.set_value();
+  EXPECT_EQ(closed.wait_for(eventfs_it::scaled(std::chrono::seconds(10))), std::future_status::ready)
+      << "the release never ended";
+  source.join();
 }
 
 }  // namespace
