@@ -161,16 +161,20 @@ void StreamFile::data_ready() {
     while (!waiters_.empty()) {
       Waiter& w = waiters_.front();
       Answer a;
+      struct Unanswered {  // the buffer given back unless the answer is kept (a throw included)
+        Answer* a;
+        ~Unanswered() {
+          if (a) give_back(*a);
+        }
+      } unanswered{&a};
       // (The waiting read's open's buffer: the open stays while its read waits.)
       spares.emplace_back();
       borrow(*w.open, spares.back(), a);
       if (a.lender) spares.pop_back();
       const bool answered = take_locked(*w.open, w.count, a) || (a.err = channel_->error()) != 0;
-      if (!answered) {
-        give_back(a);
-        break;
-      }
+      if (!answered) break;
       ready.push_back({std::move(w.completion), a});
+      unanswered.a = nullptr;
       waiters_.pop_front();
     }
     pollers.swap(pollers_);
