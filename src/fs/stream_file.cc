@@ -45,10 +45,10 @@ class StreamFile::Open final : public OpenFile {
   // Reused by each read of this open that is answered with a copy: a read
   // allocates nothing (allocating and freeing a large buffer per read lets
   // glibc give the pages back and fault them in again, with TLB shootdowns,
-  // on every read), and the memory goes with the open (a buffer kept by
-  // each thread that answered a read stayed, up to a read's size each,
-  // after every reader had gone). `lent` while an answer is made or sent
-  // from it; a second read of the open meanwhile uses a buffer of its own.
+  // on every read), and the memory is the open's, freed when it closes,
+  // not kept by every thread that ever answered a read. `lent` while an
+  // answer is made or sent from it; a second read of the open meanwhile
+  // uses a buffer of its own.
   std::string buffer;
   std::atomic<bool> lent{false};
   static constexpr std::size_t kTrimAfterBytes = 128u << 10;
@@ -99,13 +99,11 @@ void StreamFile::send(ReadCompletion& c, const Answer& a) {
   c.done_parts(a.lease.parts, a.lease.n);
 }
 
-void StreamFile::borrow(Open& o, std::string& spare, Answer& a) {
-  if (o.lent.exchange(true, std::memory_order_acquire)) {
-    a.data = &spare;
-  } else {
-    a.data = &o.buffer;
-    a.lender = &o;
-  }
+bool StreamFile::borrow(Open& o, Answer& a) {
+  if (o.lent.exchange(true, std::memory_order_acquire)) return false;
+  a.data = &o.buffer;
+  a.lender = &o;
+  return true;
 }
 
 void StreamFile::give_back(Answer& a) {
@@ -115,7 +113,7 @@ void StreamFile::give_back(Answer& a) {
 void StreamFile::read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c) {
   std::string spare;
   Answer a;
-  borrow(o, spare, a);
+  if (!borrow(o, a)) a.data = &spare;
   struct GiveBack {
     Answer& a;
     ~GiveBack() { give_back(a); }
@@ -168,9 +166,7 @@ void StreamFile::data_ready() {
         }
       } unanswered{&a};
       // (The waiting read's open's buffer: the open stays while its read waits.)
-      spares.emplace_back();
-      borrow(*w.open, spares.back(), a);
-      if (a.lender) spares.pop_back();
+      if (!borrow(*w.open, a)) a.data = &spares.emplace_back();
       const bool answered = take_locked(*w.open, w.count, a) || (a.err = channel_->error()) != 0;
       if (!answered) break;
       ready.push_back({std::move(w.completion), a});

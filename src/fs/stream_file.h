@@ -100,12 +100,12 @@ class StreamFile final : public FileBehaviour,
   // Takes for a read of `count` from `o`; false if there is nothing now.
   bool take_locked(Open& o, std::size_t count, Answer& a);
   void send(ReadCompletion& c, const Answer& a);
-  // Sets `a.data` to the buffer an answer to a read of `o` is made in: the
-  // open's own, or `spare` while another answer of `o` uses it.
-  // give_back() once it is sent: the open may be gone then if the answer
-  // was made in a spare (its reader had its answer and closed), never if
-  // in its buffer (~Open waits for it).
-  static void borrow(Open& o, std::string& spare, Answer& a);
+  // Makes the open's own buffer `a.data`, or false (nothing set) while
+  // another answer of `o` uses it: the caller then gives a spare.
+  // give_back() once the answer is sent: the open may be gone then if the
+  // answer was made in a spare (its reader had its answer and closed),
+  // never if in its buffer (~Open waits for it).
+  static bool borrow(Open& o, Answer& a);
   static void give_back(Answer& a);
   void read(Open& o, std::size_t count, bool nonblock, std::unique_ptr<ReadCompletion> c);
 
