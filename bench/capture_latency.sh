@@ -5,9 +5,9 @@
 # With LOAD=1, under load: a busy loop on every CPU and a storm of small
 # read(2)s (sys_enter_read records the save's condition refuses).
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-[ "${build#/}" = "$build" ] && build=$PWD/$build
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_dirs "${1:-}"
 rounds=${2:-200}
 tracing=/sys/kernel/tracing
 work=$(mktemp -d /tmp/eventfs-capbench-XXXXXX)

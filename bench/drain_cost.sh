@@ -15,9 +15,9 @@
 # CPU per event). A measurement: it exits 0 whatever the figures.
 #   bash bench/drain_cost.sh [BUILD_DIR]     (root)
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-[ "${build#/}" = "$build" ] && build=$PWD/$build
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_dirs "${1:-}"
 secs=${SECS:-5}
 rounds=${ROUNDS:-3}
 tracing=/sys/kernel/tracing
@@ -30,7 +30,7 @@ read_events() { cat "$1"/per_cpu/cpu*/stats | awk '$1 == "read" && $2 == "events
 
 # One round of `mode`: prints "events daemon_ticks recorder_ticks".
 round() (
-  local mode=$1 rec= fds=()
+  local mode=$1 rec='' fds=()
   more_cleanup() {
     [ -n "$rec" ] && kill -INT "$rec" 2> /dev/null && wait "$rec" 2> /dev/null
     for fd in "${fds[@]}"; do eval "exec $fd<&-"; done
@@ -61,7 +61,6 @@ round() (
   echo "$((e1 - e0)) $((d1 - d0)) $((r1 - r0))"
 )
 
-median() { sort -n | awk '{v[NR] = $1} END {print NR ? v[int((NR + 1) / 2)] : 0}'; }
 declare -A ns
 for r in $(seq "$rounds"); do
   for mode in drain record; do
@@ -71,8 +70,8 @@ for r in $(seq "$rounds"); do
     ns[$mode]+="$per "
   done
 done
-dm=$(echo "${ns[drain]}" | tr ' ' '\n' | grep . | median)
-rm_=$(echo "${ns[record]}" | tr ' ' '\n' | grep . | median)
+dm=$(echo "${ns[drain]}" | median)
+rm_=$(echo "${ns[record]}" | median)
 echo "drain_ns_per_event=$dm  (the daemon alone, streams open and unread, median of $rounds rounds: ${ns[drain]% })"
 echo "record_ns_per_event=$rm_  (daemon and eventfs-record, median of $rounds rounds: ${ns[record]% })"
 echo "drain_share=$(echo "scale=2; $dm / ($rm_ + ($rm_ == 0))" | bc)  (the drainers' part of a recording's CPU per event)"

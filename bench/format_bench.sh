@@ -38,6 +38,8 @@ die() {
 }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 BUILD=${1:-build}
 if [[ ! -d $BUILD && -d $ROOT/$BUILD ]]; then BUILD=$ROOT/$BUILD; fi
 [[ -d $BUILD ]] || die "build dir '$BUILD' not found (usage: bash bench/format_bench.sh [BUILD_DIR])"
@@ -108,7 +110,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; } # kv KEY "k=v k=v"
 fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
 
@@ -144,9 +145,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
   run_read "$RAW"; R_OPS+=("$OPS"); R_BYTES=$BYTES
   echo "   round $r: tracefs ${T_OPS[-1]}/s  eventfs ${E_OPS[-1]}/s  eventfs raw ${R_OPS[-1]}/s"
 done
-T_MED=$(median "${T_OPS[@]}")
-E_MED=$(median "${E_OPS[@]}")
-R_MED=$(median "${R_OPS[@]}")
+T_MED=$(printf "%s\n" "${T_OPS[@]}" | median)
+E_MED=$(printf "%s\n" "${E_OPS[@]}" | median)
+R_MED=$(printf "%s\n" "${R_OPS[@]}" | median)
 RATIO=$(fmt %.2f "$(awk -v a="$E_MED" -v b="$T_MED" 'BEGIN { print a / b }')")
 RAW_RATIO=$(fmt %.2f "$(awk -v a="$R_MED" -v b="$T_MED" 'BEGIN { print a / b }')")
 printf '   %-48s %8s %12s %8s\n' "file" "bytes" "median op/s" "ratio"
@@ -199,11 +200,11 @@ for ((r = 1; r <= STARTUP_RUNS; r++)); do
   is_mounted "$MNT" && die "could not unmount $MNT"
 done
 echo "   ready ms per run: ${S_READY[*]}"
-EXIT_MED=$(median "${S_EXIT[@]}")
-READY_MED=$(median "${S_READY[@]}")
+EXIT_MED=$(printf "%s\n" "${S_EXIT[@]}" | median)
+READY_MED=$(printf "%s\n" "${S_READY[@]}" | median)
 MI_SEEN=()
 for v in "${S_MI[@]}"; do [[ $v == -1* ]] || MI_SEEN+=("$v"); done
-if ((${#MI_SEEN[@]})); then MI_MED=$(fmt %.1f "$(median "${MI_SEEN[@]}")"); else MI_MED="n/a"; fi
+if ((${#MI_SEEN[@]})); then MI_MED=$(fmt %.1f "$(printf "%s\n" "${MI_SEEN[@]}" | median)"); else MI_MED="n/a"; fi
 STARTUP_MS=$(fmt %.0f "$READY_MED")
 printf '   %-48s %8.1f ms\n' "command returned (median)" "$EXIT_MED"
 printf '   %-48s %8s ms  (seen in %d of %d runs)\n' "mount seen in /proc/self/mountinfo (median)" \

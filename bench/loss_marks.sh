@@ -23,9 +23,9 @@
 # the queue overflows between every two reads, every read is a copy with
 # its gap first, and nothing was misplaced before either.)
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-[ "${build#/}" = "$build" ] && build=$PWD/$build
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_dirs "${1:-}"
 tracing=/sys/kernel/tracing
 rounds=${ROUNDS:-5} count=${COUNT:-300000} read_kb=${READ_KB:-1024} pause_ms=${PAUSE_MS:-20}
 projections=${PROJECTIONS:-1} buffer_kb=${BUFFER_KB:-65536}

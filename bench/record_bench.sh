@@ -13,9 +13,9 @@
 # Targets: rate ratio >= 0.90, no more loss than the reader, RSS < 32 MB.
 # A measurement: it exits 0 whatever the figures.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-[ "${build#/}" = "$build" ] && build=$PWD/$build
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_dirs "${1:-}"
 secs=${SECS:-3}
 rounds=${ROUNDS:-3}
 moderate=${MODERATE:-20000}
@@ -78,7 +78,6 @@ run_recorder() {
   rm -rf "$dir"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "record bench: $cpus CPUs, $rounds rounds of $secs s, ring $(cat "$tracing/instances/$inst/buffer_size_kb") KiB per CPU, stable marker char[$text_len], kernel $(uname -r)"
 max_rss=0

@@ -38,9 +38,9 @@
 # the text and its NUL, rounded to 4). A char[64] doubles the bytes eventfs
 # moves per event.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-[ "${build#/}" = "$build" ] && build=$PWD/$build
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_dirs "${1:-}"
 secs=${SECS:-3}
 rounds=${ROUNDS:-3}
 moderate=${MODERATE:-20000}  # markers per second per CPU
@@ -135,13 +135,12 @@ echo "stream bench: $cpus CPUs, eventfs reader=${READER:-auto}, reads of ${READ_
 ratio() { echo "scale=3; ${EV[$1]} / (${EV[$2]} + 0.0001)" | bc -l; }
 # ns_per_event CPU_SECONDS EVENTS
 ns_per_event() { echo "scale=1; $1 * 1000000000 / ($2 + 0.0001)" | bc -l; }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for mode in ${MODES:-full moderate}; do
   rate=""
   [ $mode = moderate ] && rate=$moderate
   ratios=() bare_ratios=() mmap_ratios=() to_mmap=() loss_only_eventfs=0
   daemon_ns=() bare_ns=() mmap_ns=() cpu_ratios=()
-  declare -A EV=() LOST=() GAPS=() CPU_NS=() LOST_SUM=([eventfs]=0 [direct]=0 [direct-bare]=0 [direct-mmap]=0)
+  declare -A EV=() GAPS=() CPU_NS=() LOST_SUM=([eventfs]=0 [direct]=0 [direct-bare]=0 [direct-mmap]=0)
   kinds=(eventfs direct direct-bare direct-mmap)
   [ "${MMAP_BASELINE:-1}" = 0 ] && kinds=(eventfs direct direct-bare)
   for round in $(seq "$rounds"); do
@@ -157,7 +156,7 @@ for mode in ${MODES:-full moderate}; do
       esac
       report "$label ($mode)" "$r" "$(cat "$work/written")"
       read -r ev lost gaps rcpu dcpu _ <<< "$r"
-      EV[$k]=$ev LOST[$k]=$lost GAPS[$k]=$gaps
+      EV[$k]=$ev GAPS[$k]=$gaps
       case $k in
         eventfs) CPU_NS[$k]=$(ns_per_event "$dcpu" "$ev") ;;
         *) CPU_NS[$k]=$(ns_per_event "$rcpu" "$ev") ;;

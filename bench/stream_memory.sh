@@ -15,9 +15,9 @@
 # peak and the after-storm figure: medians of the rounds). A measurement:
 # it exits 0 whatever the figures.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-[ "${build#/}" = "$build" ] && build=$PWD/$build
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_dirs "${1:-}"
 secs=${SECS:-3}
 rounds=${ROUNDS:-3}
 after=${AFTER:-5}
@@ -49,7 +49,6 @@ phase() {  # LABEL: the daemon's VmRSS, RssAnon and VmHWM now, and its queues (m
   printf '%-34s VmRSS %7d kB  RssAnon %7d kB  VmHWM %7d kB  queues%s\n' "$1" "$(status_kb VmRSS)" \
     "$(status_kb RssAnon)" "$(status_kb VmHWM)" "$(queues)"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "stream memory: $cpus CPUs, eventfs reader=${READER:-auto}${OPTS:+,$OPTS}, reads of ${READ_KB:-1024} KiB, $rounds storms of $secs s, kernel $(uname -r)"
 sleep 1

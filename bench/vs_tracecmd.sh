@@ -83,9 +83,9 @@
 # A measurement: it exits 0 whatever the figures. Every mount, instance, file
 # and process it makes is removed or ended on exit, Ctrl-C included.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
-[ "${build#/}" = "$build" ] && build=$PWD/$build
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_dirs "${1:-}"
 secs=${SECS:-5}
 rounds=${ROUNDS:-3}
 ring_kb=${RING_KB:-4096}
@@ -311,16 +311,15 @@ for w in $workloads; do
 done
 
 # The median of the numbers on standard input.
-median_in() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # The median of a figure (an awk expression over a result line) over a
 # tool's rounds of a workload.
-median() {  # WORKLOAD TOOL EXPR
-  awk -v w="$1" -v k="$2" '$1 == w && $3 == k { print '"$3"' }' "$results" | median_in
+median_of() {  # WORKLOAD TOOL EXPR
+  awk -v w="$1" -v k="$2" '$1 == w && $3 == k { print '"$3"' }' "$results" | median
 }
 # The median of a tool's throughput over that of the round's run with no recorder.
 median_ratio() {  # WORKLOAD TOOL
   awk -v w="$1" -v k="$2" '$1 == w && $3 == "none" { b[$2] = $4 }
-    $1 == w && $3 == k { r[$2] = $4 } END { for (i in r) print r[i] / (b[i] > 0 ? b[i] : 1) }' "$results" | median_in
+    $1 == w && $3 == k { r[$2] = $4 } END { for (i in r) print r[i] / (b[i] > 0 ? b[i] : 1) }' "$results" | median
 }
 
 echo
@@ -329,11 +328,11 @@ echo "medians over $rounds rounds (eventfs = eventfs-record + the daemon)"
 declare -A CPU BYTES RSS
 for w in $workloads; do
   for k in trace-cmd eventfs; do
-    CPU[$w,$k]=$(median "$w" "$k" '($9 + $10) * 1e6 / ($5 > 0 ? $5 : 1)')
-    BYTES[$w,$k]=$(median "$w" "$k" '$14 / ($5 > 0 ? $5 : 1)')
-    RSS[$w,$k]=$(median "$w" "$k" '($11 + $12) / 1024')
+    CPU[$w,$k]=$(median_of "$w" "$k" '($9 + $10) * 1e6 / ($5 > 0 ? $5 : 1)')
+    BYTES[$w,$k]=$(median_of "$w" "$k" '$14 / ($5 > 0 ? $5 : 1)')
+    RSS[$w,$k]=$(median_of "$w" "$k" '($11 + $12) / 1024')
     printf '%-13s %-9s  events %9.0f  lost %8.0f  cpu %.3f us/event  %s %.2fx no recorder  %.1f bytes/event  peak RSS %.1f MB\n' \
-      "$w" "$k" "$(median "$w" "$k" '$5')" "$(median "$w" "$k" '$6')" "${CPU[$w,$k]}" "$(work_unit "$w")" \
+      "$w" "$k" "$(median_of "$w" "$k" '$5')" "$(median_of "$w" "$k" '$6')" "${CPU[$w,$k]}" "$(work_unit "$w")" \
       "$(median_ratio "$w" "$k")" "${BYTES[$w,$k]}" "${RSS[$w,$k]}"
   done
   printf '%-13s eventfs/trace-cmd: cpu per event %.2fx  bytes per event %.2fx  peak RSS %.2fx  throughput %.2fx\n' "$w" \
