@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -521,6 +522,71 @@ TEST_F(StreamFileTest, AnOpenClosedWhileItsAnswerIsSentWaitsForIt) {
   EXPECT_EQ(closed.wait_for(eventfs_it::scaled(std::chrono::seconds(10))), std::future_status::ready)
       << "the release never ended";
   source.join();
+}
+
+// A source with nothing to give, whose count of waiters any thread may
+// change.
+class EmptyChannel final : public StreamChannel {
+ public:
+  bool take(std::size_t, std::string&) override { return false; }
+  bool readable() override { return false; }
+  void waiting(int delta) override { waiting_now += delta; }
+  std::atomic<int> waiting_now{0};
+};
+
+struct CountingNotifier final : public PollNotifier {
+  explicit CountingNotifier(std::atomic<int>& n) : count(n) {}
+  void notify() override { ++count; }
+  std::atomic<int>& count;
+};
+
+// Opens polled (some twice) and closed on one thread while the source
+// wakes the file's pollers again and again on another: each waiting poll
+// is uncounted by whichever of the two takes it, once (a close that missed
+// one leaves it counted; one that took a poll the source had taken too
+// counts it out twice), and no open is woken more often than it polled.
+TEST(StreamFileThreads, PollsOfOpensClosingWhileTheSourceWakesAreUncountedOnce) {
+  auto channel = std::make_shared<EmptyChannel>();
+  auto file = std::make_shared<StreamFile>(channel);
+  std::deque<std::atomic<int>> woken;  // (a deque keeps them in place: a notifier may outlive its open)
+  std::atomic<bool> done{false};
+  std::atomic<long> wakes{0};
+  std::thread source([&] {
+    while (!done.load()) {
+      file->data_ready();
+      ++wakes;
+    }
+  });
+  while (wakes.load() == 0) std::this_thread::yield();
+  // Until both have happened often: a poll woken by the source, and one
+  // still waiting when its open closed.
+  constexpr int kEach = 200, kMostOpens = 200000;
+  int parked = 0, by_source = 0, by_close = 0;
+  for (int i = 0; i < kMostOpens && (by_source < kEach || by_close < kEach); ++i) {
+    std::unique_ptr<OpenFile> f;
+    if (file->open(O_RDONLY, f) != 0) {
+      ADD_FAILURE() << "open failed";
+      break;
+    }
+    std::atomic<int>& w = woken.emplace_back(0);
+    const int polls = 1 + i % 2;
+    for (int p = 0; p < polls; ++p)
+      if (f->poll(std::make_unique<CountingNotifier>(w)) == 0) ++parked;
+    const int before_close = w.load();
+    f.reset();
+    if (before_close > 0) ++by_source;
+    if (before_close < polls) ++by_close;  // (or by the source meanwhile: it may take it until the close does)
+  }
+  done = true;
+  source.join();
+  EXPECT_GE(by_source, kEach);
+  EXPECT_GE(by_close, kEach);
+  int i = 0;
+  for (const auto& w : woken) EXPECT_LE(w.load(), 1 + i++ % 2) << "open " << i - 1 << " woken more than it polled";
+  EXPECT_GT(parked, 0);
+  EXPECT_EQ(channel->waiting_now.load(), 0) << "polls left counted, or counted out twice";
+  file->data_ready();
+  EXPECT_EQ(channel->waiting_now.load(), 0);
 }
 
 }  // namespace
