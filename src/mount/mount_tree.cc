@@ -101,18 +101,24 @@ std::shared_ptr<FileBehaviour> enable_file(ControlFile::Reader r, Write write) {
   });
 }
 
-// The enable, filter and trigger files of `ev` that are asked for.
-void add_controls(NodeTree& tree, Node& dir, Controller& c, const ControlEvent& ev, bool enable, bool filter,
-                  bool trigger) {
-  if (enable)
+// Which of an event's control files it gets.
+struct ControlFiles {
+  bool enable = false;
+  bool filter = false;
+  bool trigger = false;
+};
+
+// The control files of `ev` that `files` asks for.
+void add_controls(NodeTree& tree, Node& dir, Controller& c, const ControlEvent& ev, ControlFiles files) {
+  if (files.enable)
     tree.add_file(dir, "enable", NodeTree::kReadWriteMode,
                   enable_file([&c, ev](std::string& out) { return c.read_enable(ev, out); },
                               [&c, ev](std::string_view d, Controller::Hold* hold) { return c.write_enable(ev, d, hold); }));
-  if (filter)
+  if (files.filter)
     tree.add_file(dir, "filter", NodeTree::kReadWriteMode,
                   control_file([&c, ev](std::string& out) { return c.read_filter(ev, out); },
                                [&c, ev](std::string_view d) { return c.write_filter(ev, d); }));
-  if (trigger)
+  if (files.trigger)
     tree.add_file(dir, "trigger", NodeTree::kReadWriteMode,
                   control_file([&c, ev](std::string& out) { return c.read_trigger(ev, out); },
                                [&c, ev](std::string_view d) { return c.write_trigger(ev, d); }));
@@ -132,7 +138,8 @@ void add_raw_event_dir(NodeTree& tree, Node& sys_dir, const Tracefs& tracefs, Co
   // Only the control files the kernel has for this event (ftrace's own
   // events have neither enable nor filter).
   auto has = [&](const char* file) { return tracefs.has_event_file(system, event, file); };
-  add_controls(tree, ev_dir, *c, EventName{system, event}, has("enable"), has("filter"), has("trigger"));
+  add_controls(tree, ev_dir, *c, EventName{system, event},
+               {.enable = has("enable"), .filter = has("filter"), .trigger = has("trigger")});
 }
 
 void add_raw_mirror(NodeTree& tree, const Tracefs& tracefs, Controller* c) {
@@ -242,8 +249,10 @@ std::vector<std::shared_ptr<StreamFile>> build_mount_tree(NodeTree& tree, const 
     // enable always (an event the kernel always records reads 1); filter
     // and trigger where the raw event has them.
     if (control)
-      add_controls(tree, dir, *control, i, true, tracefs.has_event_file(b.raw.system, b.raw.name, "filter"),
-                   tracefs.has_event_file(b.raw.system, b.raw.name, "trigger"));
+      add_controls(tree, dir, *control, i,
+                   {.enable = true,
+                    .filter = tracefs.has_event_file(b.raw.system, b.raw.name, "filter"),
+                    .trigger = tracefs.has_event_file(b.raw.system, b.raw.name, "trigger")});
   }
   add_raw_mirror(tree, tracefs, control);
   if (!services.streams) return {};
