@@ -310,7 +310,6 @@ for w in $workloads; do
   done
 done
 
-# The median of the numbers on standard input.
 # The median of a figure (an awk expression over a result line) over a
 # tool's rounds of a workload.
 median_of() {  # WORKLOAD TOOL EXPR
