@@ -558,11 +558,13 @@ TEST(StreamFileThreads, PollsOfOpensClosingWhileTheSourceWakesAreUncountedOnce) 
     }
   });
   while (wakes.load() == 0) std::this_thread::yield();
-  // Until both have happened often: a poll woken by the source, and one
-  // still waiting when its open closed.
+  // Until both have happened often: an open whose poll the source woke
+  // before the open closed, and one whose poll was still unwoken when its
+  // close began (the close or the source then takes it, whichever comes
+  // first: the race under test).
   constexpr int kEach = 200, kMostOpens = 200000;
-  int parked = 0, by_source = 0, by_close = 0;
-  for (int i = 0; i < kMostOpens && (by_source < kEach || by_close < kEach); ++i) {
+  int polled = 0, parked = 0, woken_before_close = 0, unwoken_at_close = 0;
+  for (int i = 0; i < kMostOpens && (woken_before_close < kEach || unwoken_at_close < kEach); ++i) {
     std::unique_ptr<OpenFile> f;
     if (file->open(O_RDONLY, f) != 0) {
       ADD_FAILURE() << "open failed";
@@ -570,20 +572,20 @@ TEST(StreamFileThreads, PollsOfOpensClosingWhileTheSourceWakesAreUncountedOnce) 
     }
     std::atomic<int>& w = woken.emplace_back(0);
     const int polls = 1 + i % 2;
-    for (int p = 0; p < polls; ++p)
+    for (int p = 0; p < polls; ++p, ++polled)
       if (f->poll(std::make_unique<CountingNotifier>(w)) == 0) ++parked;
     const int before_close = w.load();
     f.reset();
-    if (before_close > 0) ++by_source;
-    if (before_close < polls) ++by_close;  // (or by the source meanwhile: it may take it until the close does)
+    if (before_close > 0) ++woken_before_close;
+    if (before_close < polls) ++unwoken_at_close;
   }
   done = true;
   source.join();
-  EXPECT_GE(by_source, kEach);
-  EXPECT_GE(by_close, kEach);
+  EXPECT_GE(woken_before_close, kEach);
+  EXPECT_GE(unwoken_at_close, kEach);
   int i = 0;
   for (const auto& w : woken) EXPECT_LE(w.load(), 1 + i++ % 2) << "open " << i - 1 << " woken more than it polled";
-  EXPECT_GT(parked, 0);
+  EXPECT_EQ(parked, polled) << "a poll of a source with nothing found something";
   EXPECT_EQ(channel->waiting_now.load(), 0) << "polls left counted, or counted out twice";
   file->data_ready();
   EXPECT_EQ(channel->waiting_now.load(), 0);
